@@ -1,0 +1,51 @@
+# stepprof's front door. `make demo` builds and profiles the example training
+# loop; `make test` runs every test, also under ASan+UBSan. Both install what
+# they need first (scripts/ensure-deps.sh). The real build is CMake.
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+DEMO_OUT   ?= $(BUILD)/demo/profiler_log
+CMAKE_ARGS ?=
+
+.PHONY: all deps build demo test test-default test-asan asan bench install clean
+
+all: build
+
+deps:
+	@sh scripts/ensure-deps.sh
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	@echo "== stepprof demo: a small MLP trained on synthetic data, steps [10, 20) profiled"
+	$(BUILD)/examples/train_mlp --workers 0 --out $(DEMO_OUT)
+	@echo "Open the trace at https://ui.perfetto.dev (Open trace file), or in chrome://tracing."
+	@echo "Try 'make demo DEMO_ARGS=--workers' ... or run $(BUILD)/examples/train_mlp --workers 4"
+
+test: test-default test-asan
+
+test-default: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+$(ASAN_BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSP_SANITIZE=ON -DSP_BUILD_BENCH=OFF $(CMAKE_ARGS)
+
+asan: deps $(ASAN_BUILD)/CMakeCache.txt
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+test-asan: asan
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+		ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	$(BUILD)/bench/bench_record
+
+install: build
+	cmake --install $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,145 @@
+/* bench_record.c: the cost of recording a range, beside its floors. Each
+ * figure is the median (with min and max) over trials of a tight loop that
+ * calls a non-inlined empty function once per iteration, wrapped in:
+ *   empty        nothing (the baseline)
+ *   closed       sp_range_begin/sp_range_end while no profiler records
+ *   tsc x2       two raw rdtsc reads (the physical floor of a timed range)
+ *   clock x2     two clock_gettime(CLOCK_MONOTONIC_RAW) calls
+ *   record       sp_range_begin/sp_range_end while recording
+ * Ratios are against the floors measured in the same run, since the
+ * machines are shared and absolute nanoseconds drift. */
+#include "record.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define TRIALS 9
+#define ITERS 2000000
+
+__attribute__((noinline)) static void work(void) { __asm__ volatile(""); }
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static volatile uint64_t sink;
+
+static double run_empty(void)
+{
+    double t0 = now_ns();
+    for (int i = 0; i < ITERS; i++) work();
+    return (now_ns() - t0) / ITERS;
+}
+
+static double run_ranges(void)
+{
+    double t0 = now_ns();
+    for (int i = 0; i < ITERS; i++) {
+        sp_range_begin(SP_EVENT_OPERATOR, "op");
+        work();
+        sp_range_end();
+    }
+    return (now_ns() - t0) / ITERS;
+}
+
+static double run_tsc(void)
+{
+    uint64_t acc = 0;
+    double t0 = now_ns();
+    for (int i = 0; i < ITERS; i++) {
+#ifdef SP__HAVE_TSC
+        acc += __rdtsc();
+        work();
+        acc += __rdtsc();
+#else
+        acc += sp__clock_raw_ns(CLOCK_MONOTONIC_RAW);
+        work();
+        acc += sp__clock_raw_ns(CLOCK_MONOTONIC_RAW);
+#endif
+    }
+    sink = acc;
+    return (now_ns() - t0) / ITERS;
+}
+
+static double run_clock(void)
+{
+    uint64_t acc = 0;
+    double t0 = now_ns();
+    for (int i = 0; i < ITERS; i++) {
+        acc += sp__clock_raw_ns(CLOCK_MONOTONIC_RAW);
+        work();
+        acc += sp__clock_raw_ns(CLOCK_MONOTONIC_RAW);
+    }
+    sink = acc;
+    return (now_ns() - t0) / ITERS;
+}
+
+typedef struct stats {
+    double median, min, max;
+} stats;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static stats measure(double (*fn)(void), int discard_between)
+{
+    double t[TRIALS];
+    fn(); /* warm up */
+    if (discard_between) sp__record_discard();
+    for (int i = 0; i < TRIALS; i++) {
+        t[i] = fn();
+        if (discard_between) sp__record_discard();
+    }
+    qsort(t, TRIALS, sizeof *t, cmp_double);
+    return (stats){t[TRIALS / 2], t[0], t[TRIALS - 1]};
+}
+
+static void row(const char *name, stats s, double base, const char *vs)
+{
+    printf("%-34s %8.2f %8.2f %8.2f", name, s.median, s.min, s.max);
+    if (vs) printf("   %6.2fx %s", s.median / base, vs);
+    printf("\n");
+}
+
+int main(void)
+{
+    stats empty = measure(run_empty, 0);
+    stats closed = measure(run_ranges, 0);
+    stats tsc = measure(run_tsc, 0);
+    stats clk = measure(run_clock, 0);
+
+    sp_options o;
+    sp_options_init(&o);
+    o.on_trace_ready = sp_handler_none();
+    sp_profiler *prof;
+    if (sp_profiler_create(&o, &prof) != SP_OK || sp_profiler_start(prof) != SP_OK) {
+        fprintf(stderr, "bench_record: %s\n", sp_last_error());
+        return 1;
+    }
+    stats rec = measure(run_ranges, 1);
+    sp_profiler_destroy(prof);
+
+    printf("stepprof record cost, ns per iteration (%d trials x %d iterations)\n", TRIALS, ITERS);
+    printf("clock: %s\n", sp__clock_tsc ? "invariant TSC" : "CLOCK_MONOTONIC_RAW");
+    printf("%-34s %8s %8s %8s\n", "loop body", "median", "min", "max");
+    row("empty (noinline call)", empty, 0, NULL);
+    row("closed: begin+end, not recording", closed, 0, NULL);
+    row("tsc x2", tsc, 0, NULL);
+    row("clock_gettime x2", clk, 0, NULL);
+    row("record: begin+end pair", rec, 0, NULL);
+    printf("\nclosed - empty:              %6.2f ns per pair\n", closed.median - empty.median);
+    printf("record pair / (tsc x2):      %6.2fx  (pair %.2f ns over the loop, floor %.2f ns)\n",
+           (rec.median - empty.median) / (tsc.median - empty.median), rec.median - empty.median,
+           tsc.median - empty.median);
+    printf("record pair / (clock x2):    %6.2fx\n",
+           (rec.median - empty.median) / (clk.median - empty.median));
+    return 0;
+}

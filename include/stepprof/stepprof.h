@@ -1,0 +1,567 @@
+/* stepprof.h: the public interface of stepprof, a profiler for deep-learning
+ * training and inference loops.
+ *
+ * A program marks typed ranges (Dataloader, Forward, Backward, operators,
+ * user ranges) on any thread and calls sp_profiler_step() once per
+ * iteration. A scheduler decides which steps are recorded; each recorded
+ * span is collected into an sp_result and handed to an on_trace_ready
+ * handler, which usually writes Chrome-trace JSON.
+ *
+ * Recording is process-wide, as with paddle's RecordEvent or NVTX: the range
+ * calls take no profiler argument, so code deep in a library can mark ranges
+ * without a handle. Whichever profiler currently holds the tracers receives
+ * them. While no profiler records, a range call costs one load and one branch.
+ *
+ * Conventions used by every declaration below:
+ *  - Calls that can fail return sp_status (SP_OK == 0); the message for the
+ *    calling thread's last failure is sp_last_error(). A failed call changes
+ *    nothing and never runs a callback.
+ *  - Hot-path calls return nothing: misuse and full buffers are counted in the
+ *    result (sp_result_counter) instead.
+ *  - "Threads:" says who may call; without that line a call is not
+ *    thread-safe.
+ *  - Returned pointers are borrowed unless the text says otherwise.
+ *  - The library never aborts, exits or prints; warnings go to the log
+ *    callback of the options (stderr by default). */
+#ifndef STEPPROF_STEPPROF_H
+#define STEPPROF_STEPPROF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define SP_API __attribute__((visibility("default")))
+#else
+#define SP_API
+#endif
+
+#define SP_VERSION_STRING "0.1.0"
+
+/* ------------------------------------------------------------------------ */
+/* Status codes                                                              */
+
+#define SP_STATUS_LIST(X)                                                      \
+    X(SP_OK, 0, "success")                                                     \
+    X(SP_EINVAL, -1, "invalid argument")                                       \
+    X(SP_ENOMEM, -2, "out of memory")                                          \
+    X(SP_EIO, -3, "input/output error")                                        \
+    X(SP_ESTATE, -4, "not allowed in the profiler's current state")            \
+    X(SP_EBUSY, -5, "another profiler holds the tracers")                      \
+    X(SP_ENODATA, -6, "no result to act on")                                   \
+    X(SP_ENOTSUP, -7, "not supported")
+
+typedef enum sp_status {
+#define SP__STATUS_ENUM(name, value, text) name = value,
+    SP_STATUS_LIST(SP__STATUS_ENUM)
+#undef SP__STATUS_ENUM
+} sp_status;
+
+/* Returns a static description of a status code ("invalid argument").
+ * Threads: any. */
+SP_API const char *sp_status_str(sp_status status);
+
+/* Returns the message of the calling thread's most recent failed call, or ""
+ * if none failed. Valid until the thread's next stepprof call.
+ * Threads: any; each thread sees its own message. */
+SP_API const char *sp_last_error(void);
+
+/* ------------------------------------------------------------------------ */
+/* Enumerations (numeric values are part of the API, as in paddle.profiler)  */
+
+#define SP_EVENT_TYPE_LIST(X)                                                  \
+    X(SP_EVENT_OPERATOR, 0, "Operator")                                        \
+    X(SP_EVENT_DATALOADER, 1, "Dataloader")                                    \
+    X(SP_EVENT_PROFILE_STEP, 2, "ProfileStep")                                 \
+    X(SP_EVENT_CUDA_RUNTIME, 3, "CudaRuntime")                                 \
+    X(SP_EVENT_KERNEL, 4, "Kernel")                                            \
+    X(SP_EVENT_MEMCPY, 5, "Memcpy")                                            \
+    X(SP_EVENT_MEMSET, 6, "Memset")                                            \
+    X(SP_EVENT_USER_DEFINED, 7, "UserDefined")                                 \
+    X(SP_EVENT_OPERATOR_INNER, 8, "OperatorInner")                             \
+    X(SP_EVENT_FORWARD, 9, "Forward")                                          \
+    X(SP_EVENT_BACKWARD, 10, "Backward")                                       \
+    X(SP_EVENT_OPTIMIZATION, 11, "Optimization")                               \
+    X(SP_EVENT_COMMUNICATION, 12, "Communication")                             \
+    X(SP_EVENT_PYTHON_OP, 13, "PythonOp")                                      \
+    X(SP_EVENT_PYTHON_USER_DEFINED, 14, "PythonUserDefined")                   \
+    X(SP_EVENT_DYGRAPH_KERNEL_LAUNCH, 15, "DygraphKernelLaunch")               \
+    X(SP_EVENT_STATIC_KERNEL_LAUNCH, 16, "StaticKernelLaunch")
+
+/* TracerEventType of paddle.profiler. */
+typedef enum sp_event_type {
+#define SP__EVENT_ENUM(name, value, text) name = value,
+    SP_EVENT_TYPE_LIST(SP__EVENT_ENUM)
+#undef SP__EVENT_ENUM
+    SP_EVENT_TYPE_COUNT
+} sp_event_type;
+
+/* Returns the paddle name of an event type ("Forward"), or "Unknown".
+ * Threads: any. */
+SP_API const char *sp_event_type_name(sp_event_type type);
+
+/* ProfilerState of paddle.profiler. */
+typedef enum sp_state {
+    SP_STATE_CLOSED = 0,
+    SP_STATE_READY = 1,
+    SP_STATE_RECORD = 2,
+    SP_STATE_RECORD_AND_RETURN = 3
+} sp_state;
+
+/* ProfilerTarget bits for sp_options.targets. */
+enum {
+    SP_TARGET_CPU = 1u << 0,
+    SP_TARGET_GPU = 1u << 1,
+    SP_TARGET_XPU = 1u << 2,
+    SP_TARGET_CUSTOM_DEVICE = 1u << 3
+};
+
+/* Counts of events that were lost, repaired or rejected in one span. Each is
+ * printed under the summary and written to the trace's "stepprof_counters".
+ * The first twelve are the keys of trace-format.md §2 in their order;
+ * unclosed_ranges and unmatched_ends are stepprof's additions (a begin whose
+ * end never came within the span, and an end with no open begin). */
+#define SP_COUNTER_LIST(X)                                                     \
+    X(SP_COUNTER_HOST_DROPPED, "host_dropped")                                 \
+    X(SP_COUNTER_CUPTI_DROPPED, "cupti_dropped")                               \
+    X(SP_COUNTER_DISCARDED_RECORDS, "discarded_records")                       \
+    X(SP_COUNTER_ZERO_TIMESTAMP, "zero_timestamp")                             \
+    X(SP_COUNTER_OUT_OF_WINDOW, "out_of_window")                               \
+    X(SP_COUNTER_UNATTRIBUTED, "unattributed")                                 \
+    X(SP_COUNTER_OVERLAP, "overlap")                                           \
+    X(SP_COUNTER_STRADDLING_RUNTIME, "straddling_runtime")                     \
+    X(SP_COUNTER_DUPLICATE_CORRELATION, "duplicate_correlation")               \
+    X(SP_COUNTER_NAMES_CUT, "names_cut")                                       \
+    X(SP_COUNTER_INVALID_UTF8, "invalid_utf8")                                 \
+    X(SP_COUNTER_MISUSE, "misuse")                                             \
+    X(SP_COUNTER_UNCLOSED_RANGES, "unclosed_ranges")                           \
+    X(SP_COUNTER_UNMATCHED_ENDS, "unmatched_ends")
+
+typedef enum sp_counter_kind {
+#define SP__COUNTER_ENUM(name, text) name,
+    SP_COUNTER_LIST(SP__COUNTER_ENUM)
+#undef SP__COUNTER_ENUM
+    SP_COUNTER_COUNT
+} sp_counter_kind;
+
+/* Returns the trace key of a counter ("host_dropped"), or "unknown".
+ * Threads: any. */
+SP_API const char *sp_counter_name(sp_counter_kind counter);
+
+/* ------------------------------------------------------------------------ */
+/* Recording ranges (the hot path)                                           */
+/*
+ * Every range call acts on the calling thread. Ranges nest: sp_range_end()
+ * closes the innermost open range of the thread. A range is recorded only
+ * while some profiler is READY or RECORD; otherwise the call costs one load
+ * and one branch.
+ *
+ * Names come in two kinds:
+ *  - sp_range_begin(type, name): the pointer is stored, not the text, so the
+ *    string must stay unchanged until every result of the span is released
+ *    (string literals and other static strings). Cost: one clock read and two
+ *    stores into the thread's buffer; never allocates once the thread's
+ *    buffer is warm, never locks.
+ *  - sp_range_begin_copy(type, name, len): the len bytes are copied, so the
+ *    caller may free or reuse the buffer as soon as the call returns. Any bytes
+ *    are accepted; names over 4096 bytes are cut (counted as names_cut) and
+ *    invalid UTF-8 is replaced by U+FFFD when the span is collected (counted).
+ *
+ * A NULL name records "(null)". An out-of-range type records UserDefined and
+ * counts a misuse. When the memory cap is reached, new events are dropped and
+ * counted exactly (host_dropped); the end of a range whose begin was kept is
+ * never dropped, so kept ranges stay correctly nested.
+ *
+ * Threads: any; each thread records into its own buffer. A range must end on
+ * the thread that began it. */
+
+/* Internal: non-zero while a profiler holds the tracers in READY or RECORD.
+ * Read by the inline functions below; never write it. */
+SP_API extern int sp__host_active;
+
+SP_API void sp__range_begin(sp_event_type type, const char *name);
+SP_API void sp__range_begin_copy(sp_event_type type, const char *name, size_t len);
+SP_API void sp__range_end(void);
+SP_API void sp__instant(sp_event_type type, const char *name);
+SP_API void sp__counter(const char *name, double value);
+
+static inline int sp__is_active(void)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_expect(__atomic_load_n(&sp__host_active, __ATOMIC_RELAXED), 0);
+#else
+    return sp__host_active;
+#endif
+}
+
+/* Opens a range named by a static string (see above). */
+static inline void sp_range_begin(sp_event_type type, const char *name)
+{
+    if (sp__is_active()) sp__range_begin(type, name);
+}
+
+/* Opens a range whose name (len bytes, no terminator needed) is copied. */
+static inline void sp_range_begin_copy(sp_event_type type, const char *name, size_t len)
+{
+    if (sp__is_active()) sp__range_begin_copy(type, name, len);
+}
+
+/* Closes the innermost open range of the calling thread. An end with no open
+ * range in the span is discarded and counted as unmatched_ends. */
+static inline void sp_range_end(void)
+{
+    if (sp__is_active()) sp__range_end();
+}
+
+/* Records a zero-length event named by a static string. */
+static inline void sp_instant(sp_event_type type, const char *name)
+{
+    if (sp__is_active()) sp__instant(type, name);
+}
+
+/* Records a counter sample (a value over time, e.g. queue depth), named by a
+ * static string. Non-finite values are written as 0 and counted as misuse. */
+static inline void sp_counter(const char *name, double value)
+{
+    if (sp__is_active()) sp__counter(name, value);
+}
+
+/* Returns non-zero while ranges are being recorded (READY or RECORD).
+ * Threads: any. */
+static inline int sp_is_recording(void) { return sp__is_active(); }
+
+/* Returns the raw timestamp that range calls use (TSC ticks, or
+ * CLOCK_MONOTONIC_RAW nanoseconds where there is no invariant TSC). Only
+ * meaningful as an argument of sp_range_add.
+ * Threads: any. */
+SP_API uint64_t sp_clock_ticks(void);
+
+/* Records a complete range measured by the caller with sp_clock_ticks(), for
+ * ranges that cannot be bracketed by begin/end (ended out of order, measured
+ * elsewhere). The name is copied. Ranges that partially overlap others are
+ * kept and counted as overlap when the span is collected. A range with
+ * end_ticks < begin_ticks is recorded with zero length and counted as misuse.
+ * Threads: any; the range belongs to the calling thread. */
+SP_API void sp_range_add(sp_event_type type, const char *name, size_t len,
+                         uint64_t begin_ticks, uint64_t end_ticks);
+
+/* Scoped range for C (GCC and Clang): opens a range now and closes it when
+ * the enclosing block is left, by any path. The name must be static.
+ * If recording was off when the block was entered, leaving it records
+ * nothing, so a scope that straddles the start of recording stays balanced.
+ *
+ *     { SP_SCOPE(SP_EVENT_FORWARD, "forward"); model_forward(m, x); }
+ */
+static inline void sp__scope_close(int *was_active)
+{
+    if (*was_active) sp_range_end();
+}
+#define SP__CONCAT2(a, b) a##b
+#define SP__CONCAT(a, b) SP__CONCAT2(a, b)
+#define SP_SCOPE(type, name)                                                   \
+    __attribute__((cleanup(sp__scope_close))) int SP__CONCAT(sp__scope_, __LINE__) = \
+        (sp_range_begin((type), (name)), sp__is_active())
+
+/* ------------------------------------------------------------------------ */
+/* Schedulers                                                                */
+
+typedef sp_state (*sp_schedule_fn)(int64_t step, void *user);
+
+typedef enum sp_scheduler_form {
+    SP_SCHEDULER_DEFAULT = 0, /* every step RECORD, one span returned at stop */
+    SP_SCHEDULER_CYCLE,       /* make_scheduler(closed, ready, record, ...) */
+    SP_SCHEDULER_TORCH,       /* schedule(wait, warmup, active, ...) */
+    SP_SCHEDULER_CUSTOM       /* a user function */
+} sp_scheduler_form;
+
+/* A scheduler maps a step number (>= 0) to a state. It is a plain value:
+ * fill it with one of the constructors below; a zeroed struct is the default
+ * scheduler. The fields are public only so that it can live on the stack. */
+typedef struct sp_scheduler {
+    sp_scheduler_form form;
+    int64_t closed, ready, record, repeat, skip_first, skip_first_wait;
+    sp_schedule_fn fn;
+    void *user;
+} sp_scheduler;
+
+/* paddle's make_scheduler(closed, ready, record, repeat, skip_first): after
+ * skip_first CLOSED steps, cycles of closed CLOSED, ready READY and record
+ * recorded steps, the last of which is RECORD_AND_RETURN; repeat cycles, or
+ * forever when repeat is 0.
+ * Errors: SP_EINVAL "Invalid profiler scheduler arguments" unless closed >= 0,
+ * ready >= 0, record > 0, repeat >= 0 and skip_first >= 0.
+ * A scheduler with ready == 0 makes the profiler warn once when created.
+ * Threads: any. */
+SP_API sp_status sp_scheduler_make(sp_scheduler *out, int64_t closed, int64_t ready,
+                                   int64_t record, int64_t repeat, int64_t skip_first);
+
+/* paddle's (start, end) tuple: records steps [start, end) once; step start-1
+ * is READY. start is clamped to 0.
+ * Errors: SP_EINVAL unless end > start.
+ * Threads: any. */
+SP_API sp_status sp_scheduler_range(sp_scheduler *out, int64_t start, int64_t end);
+
+/* torch.profiler.schedule(wait, warmup, active, repeat, skip_first,
+ * skip_first_wait): the same arithmetic as sp_scheduler_make with torch's
+ * names; with skip_first_wait non-zero the first cycle has no wait phase.
+ * Errors: as sp_scheduler_make.
+ * Threads: any. */
+SP_API sp_status sp_scheduler_torch(sp_scheduler *out, int64_t wait, int64_t warmup,
+                                    int64_t active, int64_t repeat, int64_t skip_first,
+                                    int64_t skip_first_wait);
+
+/* A user function. It is called on the thread that calls start/step, once
+ * per step; any sequence of states is legal (improper ones are warned about).
+ * A return value outside sp_state counts as CLOSED.
+ * Errors: SP_EINVAL if fn is NULL.
+ * Threads: any. */
+SP_API sp_status sp_scheduler_custom(sp_scheduler *out, sp_schedule_fn fn, void *user);
+
+/* Returns the state a scheduler gives for a step (CLOSED for step < 0).
+ * Threads: any, if the custom function allows it. */
+SP_API sp_state sp_scheduler_state(const sp_scheduler *sched, int64_t step);
+
+/* ------------------------------------------------------------------------ */
+/* Profiler                                                                  */
+
+typedef struct sp_profiler sp_profiler;
+typedef struct sp_result sp_result;
+
+typedef enum sp_log_level { SP_LOG_INFO = 0, SP_LOG_WARNING = 1, SP_LOG_ERROR = 2 } sp_log_level;
+
+/* Receives the library's warnings, one message per call, without a newline.
+ * The default writes "stepprof: warning: <message>" lines to stderr. */
+typedef void (*sp_log_fn)(sp_log_level level, const char *message, void *user);
+
+/* Called when a span's result is ready (paddle's on_trace_ready): in the
+ * step() that follows the last recorded step, and in stop(). The handler runs
+ * on the thread that called step/stop; sp_profiler_result(prof) is the new
+ * result. It must not call start, step, stop or destroy on prof. */
+typedef void (*sp_trace_ready_fn)(sp_profiler *prof, void *user);
+
+/* An on_trace_ready handler with its data. The profiler owns `user` once it
+ * is passed to sp_profiler_create: it calls release(user) (if non-NULL) at
+ * destroy, or at once if create fails. */
+typedef struct sp_trace_handler {
+    sp_trace_ready_fn fn;
+    void *user;
+    void (*release)(void *user);
+} sp_trace_handler;
+
+/* The default cap on event-buffer memory over all threads. */
+#define SP_DEFAULT_BUFFER_CAP ((size_t)512 << 20)
+
+typedef struct sp_options {
+    /* SP_TARGET_* bits. 0 means the default: CPU, plus GPU where available.
+     * Targets that are not available are removed with a warning. */
+    unsigned targets;
+    /* Zeroed: every step recorded, one span returned at stop. */
+    sp_scheduler scheduler;
+    /* fn NULL: the default, paddle's export_chrome_tracing("./profiler_log/").
+     * To export nothing, use sp_handler_none(). */
+    sp_trace_handler on_trace_ready;
+    /* Only the benchmark timer runs; range calls record nothing. */
+    bool timer_only;
+    /* Accepted for paddle/torch compatibility; recorded in the trace
+     * metadata. Shapes, memory and stacks are recorded by later versions. */
+    bool record_shapes;
+    bool profile_memory;
+    bool with_stack;
+    bool with_flops;
+    /* Cap on event-buffer memory over all threads, in bytes; 0 means
+     * SP_DEFAULT_BUFFER_CAP. The cap holds to within one buffer chunk
+     * (at most 1 MiB); values below 64 KiB are raised to 64 KiB. */
+    size_t buffer_cap_bytes;
+    /* Warnings go here; NULL means stderr. */
+    sp_log_fn log;
+    void *log_user;
+} sp_options;
+
+/* Fills opts with the defaults. Always call it before setting fields, so that
+ * fields added in later versions get their defaults.
+ * Threads: any. */
+SP_API void sp_options_init(sp_options *opts);
+
+/* Creates a profiler in state CLOSED with step number 0 and asks the
+ * scheduler for step 0. Several profilers may exist at once; only one holds
+ * the tracers at a time (a second one that wants to record gets SP_EBUSY from
+ * the call that tried, and behaves as CLOSED until the holder lets go).
+ * opts may be NULL for the defaults. The options are copied.
+ * Errors: SP_EINVAL (NULL out, invalid scheduler), SP_ENOMEM.
+ * Threads: any. */
+SP_API sp_status sp_profiler_create(const sp_options *opts, sp_profiler **out);
+
+/* Destroys a profiler. If it is still running it is stopped first (without
+ * calling on_trace_ready); pending exports are finished. NULL does nothing.
+ * Results retained with sp_result_retain stay valid.
+ * Threads: not concurrently with any other call on prof. */
+SP_API void sp_profiler_destroy(sp_profiler *prof);
+
+/* Starts profiling: starts the benchmark timer, applies the transition from
+ * CLOSED to the scheduler's state for step 0, and opens "ProfileStep#0".
+ * Errors: SP_ESTATE if already started, SP_EBUSY if another profiler holds
+ * the tracers (this profiler then behaves as CLOSED and retries at its next
+ * transition).
+ * Threads: the thread that will call step and stop. */
+SP_API sp_status sp_profiler_start(sp_profiler *prof);
+
+/* Ends step N and begins step N+1: closes "ProfileStep#N", asks the
+ * scheduler for N+1, runs the transition (which may collect a span and call
+ * on_trace_ready), then opens "ProfileStep#N+1". num_samples is the batch
+ * size for the benchmark timer, or -1 if unknown.
+ * Errors: SP_ESTATE if not started or already stopped (counted as misuse),
+ * SP_EBUSY as for start.
+ * Threads: the thread that called start. */
+SP_API sp_status sp_profiler_step(sp_profiler *prof, int64_t num_samples);
+
+/* Stops profiling: closes the open step; if the state is RECORD or
+ * RECORD_AND_RETURN, collects the span and calls on_trace_ready; READY warns
+ * and discards. Waits until the built-in exporters have written every file.
+ * Errors: SP_ESTATE if not started or stopped twice; SP_EIO if a built-in
+ * exporter failed to write a file (the message names it).
+ * Threads: the thread that called start. */
+SP_API sp_status sp_profiler_stop(sp_profiler *prof);
+
+/* Returns the current state. Threads: any. */
+SP_API sp_state sp_profiler_state(const sp_profiler *prof);
+
+/* Returns the current step number. Threads: any. */
+SP_API int64_t sp_profiler_step_num(const sp_profiler *prof);
+
+/* Returns the most recent span's result, or NULL if none was collected.
+ * Borrowed: valid until the next span is collected or the profiler is
+ * destroyed; sp_result_retain keeps it longer.
+ * Threads: the thread that calls step/stop. */
+SP_API const sp_result *sp_profiler_result(const sp_profiler *prof);
+
+/* Returns the path of the file that a built-in handler chose for the most
+ * recent span (written once stop() or destroy returns), or NULL if none.
+ * Borrowed: valid until the next span is collected or the profiler is
+ * destroyed.
+ * Threads: the thread that calls step/stop. */
+SP_API const char *sp_profiler_trace_path(const sp_profiler *prof);
+
+/* Returns how many times the profiler's API was misused outside a span (for
+ * example step after stop). Threads: any. */
+SP_API uint64_t sp_profiler_misuse_count(const sp_profiler *prof);
+
+typedef enum sp_format {
+    SP_FORMAT_AUTO = 0, /* from the path: ".gz" -> JSON_GZ, otherwise JSON */
+    SP_FORMAT_JSON,     /* Chrome-trace JSON (Kineto dialect) */
+    SP_FORMAT_JSON_GZ   /* the same, gzip-compressed */
+} sp_format;
+
+/* Writes the most recent result to path (paddle's Profiler.export). The file
+ * is written to a temporary name and renamed, so readers never see a partial
+ * file; an existing file is replaced. Repeatable.
+ * Errors: SP_ENODATA if no span was collected, SP_EINVAL, SP_EIO.
+ * Threads: the thread that calls step/stop. */
+SP_API sp_status sp_profiler_export(sp_profiler *prof, const char *path, sp_format format);
+
+/* ------------------------------------------------------------------------ */
+/* Ready-made on_trace_ready handlers                                        */
+
+/* paddle's export_chrome_tracing(dir_name, worker_name). dir_name is a
+ * DIRECTORY, created if missing (not a file prefix); each span goes to
+ * "<dir_name>/<worker>_time_<YYYY_MM_DD_HH_MM_SS_ffffff>.paddle_trace.json".
+ * worker_name NULL means "host_<hostname>pid_<pid>". Characters other than
+ * letters, digits, '.', '-' and '_' in the worker name become '_'.
+ * Files are written on a background thread; stop() waits for them.
+ * Errors: SP_EINVAL (NULL out or dir_name), SP_ENOMEM. A directory that
+ * cannot be created is reported when the first span is written.
+ * Threads: any. */
+SP_API sp_status sp_handler_chrome_tracing(sp_trace_handler *out, const char *dir_name,
+                                           const char *worker_name);
+
+/* torch's tensorboard_trace_handler(dir_name, worker_name, use_gzip): each
+ * span goes to "<dir_name>/<worker>.<ns>.pt.trace.json[.gz]", ns being epoch
+ * nanoseconds padded to 19 digits, the form the TensorBoard plugin reads.
+ * worker_name NULL means "<hostname>_<pid>". A worker name ending in
+ * ".<digits>" gets a '_' appended, since the plugin would read the digits as
+ * a span number. Otherwise as sp_handler_chrome_tracing.
+ * Threads: any. */
+SP_API sp_status sp_handler_tensorboard(sp_trace_handler *out, const char *dir_name,
+                                        const char *worker_name, bool use_gzip);
+
+/* A handler that does nothing, for profiling without writing files.
+ * Threads: any. */
+SP_API sp_trace_handler sp_handler_none(void);
+
+/* ------------------------------------------------------------------------ */
+/* Results                                                                   */
+/*
+ * A result holds one collected span: per-thread events with their nesting,
+ * counters and metadata. Times are integer nanoseconds on CLOCK_REALTIME. */
+
+/* Flags of sp_event_info. */
+enum {
+    SP_EVENT_FLAG_INSTANT = 1u << 0,  /* zero-length mark */
+    SP_EVENT_FLAG_COUNTER = 1u << 1,  /* counter sample; value is set */
+    SP_EVENT_FLAG_UNCLOSED = 1u << 2, /* never ended: closed at span end */
+    SP_EVENT_FLAG_OVERLAP = 1u << 3   /* partially overlapped a range it is not nested in */
+};
+
+typedef struct sp_thread_info {
+    uint64_t tid;          /* OS thread id */
+    const char *name;      /* thread name (borrowed from the result) */
+    size_t event_count;    /* events of this thread in the result */
+    uint64_t dropped;      /* events dropped at the memory cap */
+} sp_thread_info;
+
+typedef struct sp_event_info {
+    const char *name;      /* recorded name, valid UTF-8 (borrowed) */
+    sp_event_type type;
+    uint32_t flags;        /* SP_EVENT_FLAG_* */
+    int64_t start_ns;
+    int64_t end_ns;
+    int64_t parent;        /* index of the enclosing range in this thread, -1 for none */
+    uint32_t depth;        /* 0 for outermost */
+    double value;          /* counter value, else 0 */
+} sp_event_info;
+
+/* Number of threads that recorded in the span, in ascending tid order.
+ * Threads: any (a result is immutable). */
+SP_API size_t sp_result_thread_count(const sp_result *result);
+
+/* Describes thread i. Errors: SP_EINVAL if i is out of range.
+ * Threads: any. */
+SP_API sp_status sp_result_thread(const sp_result *result, size_t i, sp_thread_info *out);
+
+/* Describes event i of thread t. Events are ordered by start time, longer
+ * first at equal starts, so a parent precedes its children.
+ * Errors: SP_EINVAL if t or i is out of range.
+ * Threads: any. */
+SP_API sp_status sp_result_event(const sp_result *result, size_t t, size_t i,
+                                 sp_event_info *out);
+
+/* Returns a counter of the span (see SP_COUNTER_LIST). Threads: any. */
+SP_API uint64_t sp_result_counter(const sp_result *result, sp_counter_kind counter);
+
+/* The span's recording window (tracer start to tracer stop).
+ * Threads: any. */
+SP_API void sp_result_span(const sp_result *result, int64_t *start_ns, int64_t *end_ns);
+
+/* The process-wide index of the span, counting from 0. Threads: any. */
+SP_API uint32_t sp_result_span_index(const sp_result *result);
+
+/* Writes a result to path; see sp_profiler_export.
+ * Errors: SP_EINVAL, SP_EIO.
+ * Threads: any. */
+SP_API sp_status sp_result_export(const sp_result *result, const char *path, sp_format format);
+
+/* Keeps a result alive past the profiler's next span or its destruction.
+ * Returns result (owned: pair with sp_result_release). Threads: any. */
+SP_API sp_result *sp_result_retain(const sp_result *result);
+
+/* Releases a retained result. NULL does nothing. Threads: any. */
+SP_API void sp_result_release(sp_result *result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STEPPROF_STEPPROF_H */

@@ -1,0 +1,32 @@
+#!/bin/sh
+# Checks the build and test dependencies of stepprof and installs the missing
+# ones with apt-get when running as root; otherwise prints the exact command.
+# Debian packages: a C compiler, make, cmake, pkg-config, zlib, python3.
+set -u
+missing=""
+need() { # need PACKAGE TEST-COMMAND...
+    pkg=$1; shift
+    "$@" >/dev/null 2>&1 || missing="$missing $pkg"
+}
+have() { command -v "$1"; }
+need gcc have cc
+need make have make
+need cmake have cmake
+need pkg-config have pkg-config
+need python3 have python3
+need zlib1g-dev test -f /usr/include/zlib.h
+if [ -z "$missing" ]; then
+    exit 0
+fi
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "stepprof: installing build dependencies:$missing"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq && apt-get install -y -qq $missing >/dev/null || {
+        echo "stepprof: apt-get install failed; run: apt-get install -y$missing" >&2
+        exit 1
+    }
+    exit 0
+fi
+echo "stepprof: missing build dependencies. Run:" >&2
+echo "    sudo apt-get install -y$missing" >&2
+exit 1

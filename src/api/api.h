@@ -1,0 +1,16 @@
+/* api.h: the glue between the public profiler object and the stages
+ * (record, collect, export). Only src/api/ includes it. */
+#ifndef SP_API_H
+#define SP_API_H
+
+#include "export.h"
+
+/* Queues an export of the profiler's current result to path on its writer
+ * thread, and remembers path as the profiler's trace path. Used by the
+ * built-in handlers. */
+sp_status sp__profiler_submit(sp_profiler *prof, const char *path, sp_format format);
+
+/* Sends a warning through the profiler's log callback. */
+void sp__profiler_warn(sp_profiler *prof, const char *fmt, ...) SP__PRINTF(2, 3);
+
+#endif

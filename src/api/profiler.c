@@ -1,0 +1,359 @@
+/* profiler.c: the profiler object and its state machine (semantics.md §3).
+ * start/step/stop ask the scheduler for the next state and run the
+ * transition table's actions (prepare, start, stop with or without a
+ * result), then fire on_trace_ready where the table says. Host recording is
+ * process-wide, so only one profiler at a time holds the tracers; another
+ * that wants them gets SP_EBUSY once and behaves as CLOSED until it can take
+ * them at a later transition. */
+#define _GNU_SOURCE
+#include "api.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+struct sp_profiler {
+    sp_options opts;
+    sp_state state;     /* effective: CLOSED while another profiler holds the tracers */
+    int64_t step_num;
+    int started, stopped;
+    int holds_tracers;
+    int busy_reported;
+    sp__sync span_start; /* valid while recording a span */
+    uint64_t step_begin_ticks;
+    int step_open;
+    sp_result *result;
+    char *trace_path;
+    _Atomic uint64_t misuse;
+    sp__writer *writer;
+};
+
+static pthread_mutex_t owner_lock = PTHREAD_MUTEX_INITIALIZER;
+static sp_profiler *owner;
+
+static void default_log(sp_log_level level, const char *message, void *user)
+{
+    static const char *const names[] = {"info", "warning", "error"};
+    (void)user;
+    fprintf(stderr, "stepprof: %s: %s\n", names[level <= SP_LOG_ERROR ? level : SP_LOG_ERROR], message);
+}
+
+static void vlog(sp_profiler *p, sp_log_level level, const char *fmt, va_list ap)
+{
+    char text[1024];
+    vsnprintf(text, sizeof text, fmt, ap);
+    sp_log_fn fn = p && p->opts.log ? p->opts.log : default_log;
+    fn(level, text, p ? p->opts.log_user : NULL);
+}
+
+void sp__profiler_warn(sp_profiler *p, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(p, SP_LOG_WARNING, fmt, ap);
+    va_end(ap);
+}
+
+static void writer_log(void *ctx, const char *message)
+{
+    sp__profiler_warn(ctx, "%s", message);
+}
+
+void sp_options_init(sp_options *opts)
+{
+    if (opts) memset(opts, 0, sizeof *opts);
+}
+
+/* ---- tracer actions (semantics.md §3.4) ---- */
+
+static sp_status prepare(sp_profiler *p)
+{
+    pthread_mutex_lock(&owner_lock);
+    int free_or_mine = !owner || owner == p;
+    if (free_or_mine) owner = p;
+    pthread_mutex_unlock(&owner_lock);
+    if (!free_or_mine) {
+        p->holds_tracers = 0;
+        if (p->busy_reported) return SP_OK;
+        p->busy_reported = 1;
+        sp__profiler_warn(p, "another profiler holds the tracers; this one records nothing until "
+                             "they are free");
+        return sp__fail(SP_EBUSY, "another profiler holds the tracers");
+    }
+    p->holds_tracers = 1;
+    p->busy_reported = 0;
+    sp__record_set_cap(p->opts.buffer_cap_bytes);
+    sp__record_set_active(1);
+    return SP_OK;
+}
+
+static void start_span(sp_profiler *p)
+{
+    sp__record_discard(); /* READY's records only warmed the buffers */
+    sp__clock_sync(&p->span_start);
+}
+
+static void release(sp_profiler *p)
+{
+    if (!p->holds_tracers) return;
+    sp__record_set_active(0);
+    sp__record_discard();
+    sp__record_trim();
+    pthread_mutex_lock(&owner_lock);
+    if (owner == p) owner = NULL;
+    pthread_mutex_unlock(&owner_lock);
+    p->holds_tracers = 0;
+}
+
+static void fill_meta(const sp_profiler *p, sp__span_meta *m)
+{
+    memset(m, 0, sizeof *m);
+    m->record_shapes = p->opts.record_shapes;
+    m->profile_memory = p->opts.profile_memory;
+    m->with_flops = p->opts.with_flops;
+    m->with_stack = p->opts.with_stack;
+    m->pid = (int64_t)getpid();
+    FILE *f = fopen("/proc/self/comm", "r");
+    if (f) {
+        if (fgets(m->process_name, sizeof m->process_name, f))
+            m->process_name[strcspn(m->process_name, "\n")] = '\0';
+        fclose(f);
+    }
+}
+
+/* Collects the span into p->result. A failure keeps the previous result. */
+static sp_status stop_with_result(sp_profiler *p)
+{
+    sp__span_meta meta;
+    fill_meta(p, &meta);
+    sp_result *r = NULL;
+    sp_status s = sp__collect_span(&p->span_start, &meta, &r);
+    if (s != SP_OK) {
+        sp__profiler_warn(p, "span lost: %s", sp_last_error());
+        return s;
+    }
+    sp_result_release(p->result);
+    p->result = r;
+    sp__free(p->trace_path);
+    p->trace_path = NULL;
+    return SP_OK;
+}
+
+static void fire_trace_ready(sp_profiler *p)
+{
+    if (p->result && p->opts.on_trace_ready.fn) p->opts.on_trace_ready.fn(p, p->opts.on_trace_ready.user);
+}
+
+static int recording(sp_state s) { return s == SP_STATE_RECORD || s == SP_STATE_RECORD_AND_RETURN; }
+
+/* Runs the actions of semantics.md §3.3 from p->state to next and sets
+ * p->state to the state actually reached. */
+static sp_status transition(sp_profiler *p, sp_state next)
+{
+    sp_state prev = p->state;
+    sp_status s = SP_OK;
+    int collected = 0;
+    if (prev == SP_STATE_READY && next == SP_STATE_CLOSED)
+        sp__profiler_warn(p, "Improper schedule: READY->CLOSED, profiler will start and stop "
+                             "without saving data");
+    if (prev == SP_STATE_RECORD && next == SP_STATE_CLOSED)
+        sp__profiler_warn(p, "Improper schedule: RECORD->CLOSED, profiler will not save data");
+    if (prev == SP_STATE_RECORD && next == SP_STATE_READY)
+        sp__profiler_warn(p, "Improper schedule: RECORD->READY, profiler will stop and re-prepare");
+    if (prev == SP_STATE_RECORD_AND_RETURN) {
+        stop_with_result(p);
+        collected = 1;
+    }
+    if (next == SP_STATE_CLOSED) {
+        release(p);
+    } else if (prev == SP_STATE_CLOSED) {
+        s = prepare(p);
+        if (p->holds_tracers && recording(next)) start_span(p);
+    } else if (recording(next) && (!recording(prev) || prev == SP_STATE_RECORD_AND_RETURN)) {
+        start_span(p);
+    } else if (prev == SP_STATE_RECORD && next == SP_STATE_READY) {
+        sp__record_discard();
+    }
+    p->state = p->holds_tracers ? next : SP_STATE_CLOSED;
+    if (collected) fire_trace_ready(p);
+    return s;
+}
+
+/* ---- ProfileStep events ---- */
+
+static void open_step_event(sp_profiler *p)
+{
+    p->step_open = p->holds_tracers && p->state != SP_STATE_CLOSED;
+    if (p->step_open) p->step_begin_ticks = sp__ticks();
+}
+
+/* The step is recorded as one complete range rather than begin/end, so a
+ * user range left open across step() cannot be mistaken for its end. */
+static void close_step_event(sp_profiler *p)
+{
+    if (!p->step_open) return;
+    p->step_open = 0;
+    char name[48];
+    int len = snprintf(name, sizeof name, "ProfileStep#%lld", (long long)p->step_num);
+    sp_range_add(SP_EVENT_PROFILE_STEP, name, (size_t)len, p->step_begin_ticks, sp__ticks());
+}
+
+/* ---- public API ---- */
+
+static sp_status check_options(const sp_options *o)
+{
+    const sp_scheduler *s = &o->scheduler;
+    if ((unsigned)s->form > SP_SCHEDULER_CUSTOM || (s->form == SP_SCHEDULER_CUSTOM && !s->fn))
+        return sp__fail(SP_EINVAL, "Invalid profiler scheduler arguments");
+    if (s->form == SP_SCHEDULER_CYCLE || s->form == SP_SCHEDULER_TORCH) {
+        sp_scheduler check;
+        if (sp_scheduler_make(&check, s->closed, s->ready, s->record, s->repeat, s->skip_first) != SP_OK)
+            return SP_EINVAL;
+    }
+    if (o->targets & ~0xFu) return sp__fail(SP_EINVAL, "unknown profiler target bits 0x%x", o->targets);
+    return SP_OK;
+}
+
+static void warn_targets(sp_profiler *p)
+{
+    static const char *const names[] = {"CPU", "GPU", "XPU", "CUSTOM_DEVICE"};
+    for (int bit = 1; bit < 4; bit++)
+        if (p->opts.targets & (1u << bit))
+            sp__profiler_warn(p, "Profiling %s is not supported in current context.", names[bit]);
+}
+
+sp_status sp_profiler_create(const sp_options *opts, sp_profiler **out)
+{
+    sp_options defaults;
+    sp_options_init(&defaults);
+    if (!opts) opts = &defaults;
+    sp_trace_handler h = opts->on_trace_ready;
+    sp_status s = out ? check_options(opts) : sp__fail(SP_EINVAL, "sp_profiler_create: out is NULL");
+    sp_profiler *p = s == SP_OK ? sp__alloc(sizeof *p) : NULL;
+    if (s == SP_OK && !p) s = sp__fail(SP_ENOMEM, "out of memory creating the profiler");
+    if (s == SP_OK && !h.fn) {
+        s = sp_handler_chrome_tracing(&h, "./profiler_log/", NULL);
+        if (s != SP_OK) h = opts->on_trace_ready;
+    }
+    if (s != SP_OK) {
+        if (h.release) h.release(h.user);
+        sp__free(p);
+        return s;
+    }
+    sp__clock_init();
+    p->opts = *opts;
+    p->opts.on_trace_ready = h;
+    p->state = SP_STATE_CLOSED;
+    const char *warning = sp__scheduler_warning(&p->opts.scheduler);
+    if (warning) sp__profiler_warn(p, "%s", warning);
+    warn_targets(p);
+    *out = p;
+    return SP_OK;
+}
+
+static sp_status misuse(sp_profiler *p, const char *what)
+{
+    atomic_fetch_add(&p->misuse, 1);
+    return sp__fail(SP_ESTATE, "%s", what);
+}
+
+sp_status sp_profiler_start(sp_profiler *p)
+{
+    if (!p) return sp__fail(SP_EINVAL, "sp_profiler_start: profiler is NULL");
+    if (p->started) return misuse(p, "sp_profiler_start: the profiler was already started");
+    p->started = 1;
+    if (p->opts.timer_only) return SP_OK;
+    sp_status s = transition(p, sp_scheduler_state(&p->opts.scheduler, 0));
+    open_step_event(p);
+    return s;
+}
+
+sp_status sp_profiler_step(sp_profiler *p, int64_t num_samples)
+{
+    (void)num_samples; /* feeds the benchmark timer (summary tables issue) */
+    if (!p) return sp__fail(SP_EINVAL, "sp_profiler_step: profiler is NULL");
+    if (!p->started) return misuse(p, "sp_profiler_step: called before sp_profiler_start");
+    if (p->stopped) return misuse(p, "sp_profiler_step: called after sp_profiler_stop");
+    if (p->opts.timer_only) {
+        p->step_num++;
+        return SP_OK;
+    }
+    close_step_event(p);
+    p->step_num++;
+    sp_status s = transition(p, sp_scheduler_state(&p->opts.scheduler, p->step_num));
+    open_step_event(p);
+    return s;
+}
+
+/* Ends the running span at stop() or destroy; fires on_trace_ready if asked. */
+static void finish(sp_profiler *p, int fire)
+{
+    close_step_event(p);
+    if (p->state == SP_STATE_READY)
+        sp__profiler_warn(p, "Improper profiler state transition: READY->CLOSED, profiler will "
+                             "start and stop without saving data");
+    int collected = recording(p->state) && stop_with_result(p) == SP_OK;
+    release(p);
+    p->state = SP_STATE_CLOSED;
+    if (collected && fire) fire_trace_ready(p);
+}
+
+sp_status sp_profiler_stop(sp_profiler *p)
+{
+    if (!p) return sp__fail(SP_EINVAL, "sp_profiler_stop: profiler is NULL");
+    if (!p->started) return misuse(p, "sp_profiler_stop: called before sp_profiler_start");
+    if (p->stopped) return misuse(p, "sp_profiler_stop: the profiler was already stopped");
+    p->stopped = 1;
+    if (p->opts.timer_only) return SP_OK;
+    finish(p, 1);
+    return sp__writer_wait(p->writer);
+}
+
+void sp_profiler_destroy(sp_profiler *p)
+{
+    if (!p) return;
+    if (p->started && !p->stopped && !p->opts.timer_only) finish(p, 0);
+    if (p->writer) {
+        sp__writer_wait(p->writer);
+        sp__writer_destroy(p->writer);
+    }
+    if (p->opts.on_trace_ready.release) p->opts.on_trace_ready.release(p->opts.on_trace_ready.user);
+    sp_result_release(p->result);
+    sp__free(p->trace_path);
+    sp__free(p);
+}
+
+sp_state sp_profiler_state(const sp_profiler *p) { return p ? p->state : SP_STATE_CLOSED; }
+int64_t sp_profiler_step_num(const sp_profiler *p) { return p ? p->step_num : 0; }
+const sp_result *sp_profiler_result(const sp_profiler *p) { return p ? p->result : NULL; }
+const char *sp_profiler_trace_path(const sp_profiler *p) { return p ? p->trace_path : NULL; }
+uint64_t sp_profiler_misuse_count(const sp_profiler *p) { return p ? atomic_load(&p->misuse) : 0; }
+
+sp_status sp_profiler_export(sp_profiler *p, const char *path, sp_format format)
+{
+    if (!p) return sp__fail(SP_EINVAL, "sp_profiler_export: profiler is NULL");
+    if (!p->result) return sp__fail(SP_ENODATA, "no profiling result to export yet: a span is "
+                                                "collected at the end of its last recorded step");
+    return sp__export(p->result, path, format);
+}
+
+sp_status sp__profiler_submit(sp_profiler *p, const char *path, sp_format format)
+{
+    if (!p->result) return sp__fail(SP_ENODATA, "no result to export");
+    if (!p->writer) {
+        sp_status s = sp__writer_create(&p->writer, writer_log, p);
+        if (s != SP_OK) return s;
+    }
+    char *copy = sp__strdup(path);
+    if (!copy) return sp__fail(SP_ENOMEM, "out of memory");
+    sp_status s = sp__writer_submit(p->writer, p->result, path, format);
+    if (s != SP_OK) {
+        sp__free(copy);
+        return s;
+    }
+    sp__free(p->trace_path);
+    p->trace_path = copy;
+    return SP_OK;
+}

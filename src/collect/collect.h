@@ -1,0 +1,72 @@
+/* collect.h: what the collect stage offers the stages after it (analyze,
+ * export): the layout of a collected result. A result is immutable once
+ * built and reference-counted, so exporters on a writer thread can hold it
+ * while the profiler moves on. */
+#ifndef SP_COLLECT_H
+#define SP_COLLECT_H
+
+#include "names.h"
+#include "record.h"
+#include "sys.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+typedef struct sp__event {
+    int64_t start_ns;
+    int64_t end_ns;
+    uint32_t name;   /* id in the result's names */
+    uint8_t type;    /* sp_event_type */
+    uint8_t flags;   /* SP_EVENT_FLAG_* */
+    uint16_t reserved;
+    int32_t parent;  /* index in the thread's events, -1 for none */
+    uint32_t depth;
+    double value;    /* counter samples */
+} sp__event;
+
+typedef struct sp__thread {
+    uint64_t tid;
+    uint32_t name;   /* id in the result's names */
+    uint64_t dropped;
+    sp__event *events;
+    size_t count;
+    size_t cap;
+} sp__thread;
+
+/* Metadata copied from the profiler's options and the process. */
+typedef struct sp__span_meta {
+    int record_shapes, profile_memory, with_flops, with_stack;
+    int64_t pid;
+    char process_name[64];
+} sp__span_meta;
+
+struct sp_result {
+    _Atomic int refs;
+    int64_t span_start_ns, span_end_ns;
+    uint32_t span_index;
+    uint64_t counters[SP_COUNTER_COUNT];
+    sp__thread *threads; /* ascending tid */
+    size_t thread_count;
+    sp__names names;
+    sp__span_meta meta;
+};
+
+/* Collects the span that began at `start`: drains every thread's records up
+ * to now, converts ticks to CLOCK_REALTIME ns and builds each thread's
+ * nesting. On success *out is a result with one reference. */
+sp_status sp__collect_span(const sp__sync *start, const sp__span_meta *meta, sp_result **out);
+
+/* Builds parent, depth and overlap flags of one thread's events, sorting
+ * them by (start asc, end desc). Returns the number of partial overlaps. */
+uint64_t sp__tree_build(sp__event *events, size_t count);
+
+/* The warning a scheduler deserves when a profiler adopts it (ready == 0),
+ * or NULL (semantics.md §2.1, §2.3). */
+const char *sp__scheduler_warning(const sp_scheduler *s);
+
+/* Result construction helpers (result.c). */
+sp_result *sp__result_new(void);
+void sp__result_free(sp_result *r);
+const char *sp__result_name(const sp_result *r, uint32_t id);
+
+#endif

@@ -1,0 +1,234 @@
+/* span.c: turns the raw records of every thread into a result. Begin and end
+ * records are paired with a per-thread stack (an end closes the innermost
+ * open range); an end with nothing open is counted and skipped, and a range
+ * still open when the span ends is closed at the span end, flagged UNCLOSED
+ * and counted. Ticks become CLOCK_REALTIME nanoseconds here, off the hot
+ * path. Threads whose id was reused by the OS are merged into one track. */
+#include "collect.h"
+#include "utf8.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct open_range {
+    uint64_t ticks;
+    uint32_t name;
+    uint8_t type;
+} open_range;
+
+typedef struct collector {
+    sp_result *r;
+    sp__tick_map map;
+    int64_t end_ns;
+    sp__tbuf *tb;       /* thread being collected */
+    sp__thread *thread; /* its entry in r->threads */
+    open_range *stack;
+    size_t depth, stack_cap;
+    size_t threads_cap;
+    int failed;
+} collector;
+
+static _Atomic uint32_t span_counter;
+
+static int push_open(collector *c, open_range o)
+{
+    if (c->depth == c->stack_cap) {
+        size_t cap = c->stack_cap ? c->stack_cap * 2 : 64;
+        open_range *s = sp__realloc(c->stack, sizeof *s * cap);
+        if (!s) return -1;
+        c->stack = s;
+        c->stack_cap = cap;
+    }
+    c->stack[c->depth++] = o;
+    return 0;
+}
+
+static sp__event *add_event(collector *c, uint32_t name, unsigned type, int64_t start,
+                            int64_t end)
+{
+    sp__thread *t = c->thread;
+    if (t->count == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 256;
+        sp__event *e = sp__realloc(t->events, sizeof *e * cap);
+        if (!e) {
+            c->failed = 1;
+            return NULL;
+        }
+        t->events = e;
+        t->cap = cap;
+    }
+    sp__event *e = &t->events[t->count++];
+    memset(e, 0, sizeof *e);
+    e->start_ns = start;
+    e->end_ns = end < start ? start : end;
+    e->name = name;
+    e->type = (uint8_t)type;
+    e->parent = -1;
+    uint8_t fixes = c->r->names.fixes ? c->r->names.fixes[name] : 0;
+    if (fixes & SP__UTF8_INVALID) c->r->counters[SP_COUNTER_INVALID_UTF8]++;
+    if (fixes & SP__UTF8_CUT) c->r->counters[SP_COUNTER_NAMES_CUT]++;
+    return e;
+}
+
+static int begin_thread(collector *c, sp__tbuf *tb)
+{
+    sp_result *r = c->r;
+    if (r->thread_count == c->threads_cap) {
+        size_t cap = c->threads_cap ? c->threads_cap * 2 : 16;
+        sp__thread *t = sp__realloc(r->threads, sizeof *t * cap);
+        if (!t) return -1;
+        r->threads = t;
+        c->threads_cap = cap;
+    }
+    c->tb = tb;
+    c->thread = &r->threads[r->thread_count++];
+    memset(c->thread, 0, sizeof *c->thread);
+    c->thread->tid = tb->tid;
+    c->thread->name = sp__names_from_bytes(&r->names, tb->name, strnlen(tb->name, sizeof tb->name));
+    c->depth = 0;
+    return 0;
+}
+
+static void finish_thread(collector *c)
+{
+    sp_result *r = c->r;
+    while (c->depth > 0) {
+        open_range o = c->stack[--c->depth];
+        sp__event *e = add_event(c, o.name, o.type, sp__clock_to_real(&c->map, o.ticks), c->end_ns);
+        if (e) e->flags |= SP_EVENT_FLAG_UNCLOSED;
+        r->counters[SP_COUNTER_UNCLOSED_RANGES]++;
+    }
+    c->thread->dropped = c->tb->span_dropped;
+    r->counters[SP_COUNTER_HOST_DROPPED] += c->tb->span_dropped;
+    r->counters[SP_COUNTER_MISUSE] += c->tb->span_misuse;
+    if (c->thread->count == 0 && c->thread->dropped == 0) r->thread_count--; /* idle thread */
+    c->tb = NULL;
+}
+
+static uint32_t payload_name(collector *c, const sp__rec *payload, uint64_t len)
+{
+    return sp__names_from_bytes(&c->r->names, (const char *)payload, (size_t)len);
+}
+
+/* Handles one event; returns how many records it took. */
+static size_t take_event(collector *c, const sp__rec *rec)
+{
+    uint64_t w = rec->word;
+    unsigned type = SP__REC_TYPE(w);
+    sp__names *names = &c->r->names;
+    sp__event *e;
+    switch (SP__REC_KIND(w)) {
+    case SP__REC_BEGIN:
+        if (push_open(c, (open_range){rec->ticks, sp__names_from_ptr(names, (const char *)(uintptr_t)SP__REC_LOW(w)), (uint8_t)type}) != 0)
+            c->failed = 1;
+        return 1;
+    case SP__REC_BEGIN_COPY:
+        if (push_open(c, (open_range){rec->ticks, payload_name(c, rec + 1, SP__REC_LOW(w)), (uint8_t)type}) != 0)
+            c->failed = 1;
+        return 1 + SP__NAME_PAYLOAD_RECS(SP__REC_LOW(w));
+    case SP__REC_END:
+        if (c->depth == 0) {
+            c->r->counters[SP_COUNTER_UNMATCHED_ENDS]++;
+        } else {
+            open_range o = c->stack[--c->depth];
+            add_event(c, o.name, o.type, sp__clock_to_real(&c->map, o.ticks),
+                      sp__clock_to_real(&c->map, rec->ticks));
+        }
+        return 1;
+    case SP__REC_INSTANT:
+    case SP__REC_COUNTER: {
+        int64_t t = sp__clock_to_real(&c->map, rec->ticks);
+        e = add_event(c, sp__names_from_ptr(names, (const char *)(uintptr_t)SP__REC_LOW(w)), type, t, t);
+        if (!e) return 1;
+        if (SP__REC_KIND(w) == SP__REC_INSTANT) {
+            e->flags |= SP_EVENT_FLAG_INSTANT;
+            return 1;
+        }
+        e->flags |= SP_EVENT_FLAG_COUNTER;
+        memcpy(&e->value, &rec[1].ticks, sizeof e->value);
+        return 2;
+    }
+    case SP__REC_COMPLETE:
+        add_event(c, payload_name(c, rec + 2, SP__REC_LOW(w)), type,
+                  sp__clock_to_real(&c->map, rec[1].ticks), sp__clock_to_real(&c->map, rec[1].word));
+        return 2 + SP__NAME_PAYLOAD_RECS(SP__REC_LOW(w));
+    default:
+        return 1; /* cannot happen: the writer only writes the kinds above */
+    }
+}
+
+static void on_records(void *ctx, sp__tbuf *tb, const sp__rec *recs, size_t n)
+{
+    collector *c = ctx;
+    if (c->tb != tb && begin_thread(c, tb) != 0) {
+        c->failed = 1;
+        return;
+    }
+    if (!recs) {
+        finish_thread(c);
+        return;
+    }
+    for (size_t i = 0; i < n;) i += take_event(c, recs + i);
+}
+
+static int by_tid(const void *a, const void *b)
+{
+    uint64_t x = ((const sp__thread *)a)->tid, y = ((const sp__thread *)b)->tid;
+    return x < y ? -1 : x > y;
+}
+
+/* Sorts threads by tid and merges entries that share a tid (reused ids). */
+static int merge_threads(sp_result *r)
+{
+    qsort(r->threads, r->thread_count, sizeof *r->threads, by_tid);
+    size_t out = 0;
+    for (size_t i = 0; i < r->thread_count; i++) {
+        sp__thread *t = &r->threads[i];
+        if (out > 0 && r->threads[out - 1].tid == t->tid) {
+            sp__thread *into = &r->threads[out - 1];
+            sp__event *e = sp__realloc(into->events, sizeof *e * (into->count + t->count + 1));
+            if (!e) return -1;
+            memcpy(e + into->count, t->events, sizeof *e * t->count);
+            into->events = e;
+            into->count += t->count;
+            into->cap = into->count;
+            into->dropped += t->dropped;
+            sp__free(t->events);
+            continue;
+        }
+        r->threads[out++] = *t;
+    }
+    r->thread_count = out;
+    return 0;
+}
+
+sp_status sp__collect_span(const sp__sync *start, const sp__span_meta *meta, sp_result **out)
+{
+    sp__sync stop;
+    sp__clock_sync(&stop);
+    collector c = {0};
+    c.r = sp__result_new();
+    if (!c.r) {
+        sp__record_discard(); /* keep the buffers bounded even so */
+        return sp__fail(SP_ENOMEM, "out of memory collecting the span");
+    }
+    sp__clock_map(&c.map, start, &stop);
+    c.end_ns = sp__clock_to_real(&c.map, stop.ticks);
+    c.r->span_start_ns = sp__clock_to_real(&c.map, start->ticks);
+    c.r->span_end_ns = c.end_ns;
+    c.r->span_index = atomic_fetch_add(&span_counter, 1);
+    if (meta) c.r->meta = *meta;
+    sp__record_drain(stop.ticks, on_records, &c, NULL, NULL);
+    sp__free(c.stack);
+    if (!c.failed && merge_threads(c.r) != 0) c.failed = 1;
+    for (size_t i = 0; !c.failed && i < c.r->thread_count; i++) {
+        sp__thread *t = &c.r->threads[i];
+        c.r->counters[SP_COUNTER_OVERLAP] += sp__tree_build(t->events, t->count);
+    }
+    if (c.failed || c.r->names.failed) {
+        sp__result_free(c.r);
+        return sp__fail(SP_ENOMEM, "out of memory collecting the span");
+    }
+    *out = c.r;
+    return SP_OK;
+}

@@ -1,0 +1,275 @@
+/* chrome_json.c: writes a result as Chrome-trace JSON in Kineto's dialect
+ * (trace-format.md), which Perfetto, chrome://tracing, the TensorBoard plugin
+ * and HTA read. Names are escaped and repaired, so any bytes give valid JSON;
+ * times are microseconds with exactly three decimals after the base time, so
+ * nanosecond order survives. The file streams out through sp__out, so memory
+ * stays bounded by the flush size, not the trace size. */
+#include "export.h"
+#include "json_escape.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define QUARTER_NS (7889238ll * 1000000000ll)
+
+typedef struct writer {
+    sp__out *out;
+    sp__buf *b;
+    const sp_result *r;
+    int64_t base_ns;
+    uint64_t next_external_id;
+} writer;
+
+int64_t sp__base_time_ns(void)
+{
+    static _Atomic int64_t base;
+    int64_t b = atomic_load(&base);
+    if (b == 0) {
+        int64_t now = sp__clock_real_now();
+        b = now / QUARTER_NS * QUARTER_NS;
+        int64_t expected = 0;
+        if (!atomic_compare_exchange_strong(&base, &expected, b)) b = expected;
+    }
+    return b;
+}
+
+static void put_time(writer *w, const char *key, int64_t ns)
+{
+    if (ns < 0) ns = 0;
+    sp__buf_printf(w->b, ",\"%s\":%lld.%03lld", key, (long long)(ns / 1000), (long long)(ns % 1000));
+}
+
+static void put_str(writer *w, const char *s) { sp__json_put_string(w->b, s, strlen(s)); }
+
+static const char *const collectives[] = {"nccl:all_reduce", "nccl:broadcast", "nccl:reduce",
+                                          "nccl:all_gather", "nccl:reduce_scatter", "gloo:all_reduce",
+                                          "gloo:broadcast", "gloo:reduce", "gloo:all_gather",
+                                          "gloo:reduce_scatter"};
+
+static int is_collective(const char *name)
+{
+    for (size_t i = 0; i < sizeof collectives / sizeof *collectives; i++)
+        if (strcmp(name, collectives[i]) == 0) return 1;
+    return 0;
+}
+
+static const char *category(const sp__event *e, const char *name)
+{
+    switch (e->type) {
+    case SP_EVENT_OPERATOR:
+    case SP_EVENT_DATALOADER:
+        return "cpu_op";
+    case SP_EVENT_COMMUNICATION:
+        return is_collective(name) ? "cpu_op" : "user_annotation";
+    default:
+        return "user_annotation";
+    }
+}
+
+static int starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static void put_joined(writer *w, const char *prefix, const char *s, size_t len, const char *suffix)
+{
+    sp__buf b;
+    sp__buf_init(&b);
+    sp__buf_puts(&b, prefix);
+    sp__buf_append(&b, s, len);
+    sp__buf_puts(&b, suffix);
+    sp__json_put_string(w->b, b.data ? b.data : "", b.len);
+    if (b.failed) w->b->failed = 1;
+    sp__buf_fini(&b);
+}
+
+/* The JSON spelling of a recorded name (trace-format.md §6): paddle's
+ * "ProfileStep#N" becomes torch's "ProfilerStep#N", and a Dataloader range
+ * gets the enumerate(DataLoader)#...__next__ form the plugin looks for. */
+static void put_event_name(writer *w, const sp__event *e, const char *name)
+{
+    size_t len = strlen(name);
+    if (e->type == SP_EVENT_PROFILE_STEP && starts_with(name, "ProfileStep#")) {
+        put_joined(w, "ProfilerStep#", name + 12, len - 12, "");
+        return;
+    }
+    int wrapped = e->type == SP_EVENT_DATALOADER &&
+                  !(starts_with(name, "enumerate(DataLoader)#") && len >= 9 &&
+                    strcmp(name + len - 9, ".__next__") == 0);
+    if (wrapped)
+        put_joined(w, "enumerate(DataLoader)#", name, len, ".__next__");
+    else
+        sp__json_put_string(w->b, name, len);
+}
+
+static void put_metadata(writer *w, const char *what, int64_t pid, uint64_t tid, const char *key,
+                         const char *text, int64_t number)
+{
+    sp__buf_printf(w->b, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%lld,\"tid\":%llu", what,
+                   (long long)pid, (unsigned long long)tid);
+    put_time(w, "ts", w->r->span_start_ns - w->base_ns);
+    sp__buf_printf(w->b, ",\"args\":{\"%s\":", key);
+    if (text)
+        put_str(w, text);
+    else
+        sp__buf_printf(w->b, "%lld", (long long)number);
+    sp__buf_puts(w->b, "}},\n");
+}
+
+static void put_tracks(writer *w)
+{
+    const sp_result *r = w->r;
+    int64_t pid = r->meta.pid;
+    put_metadata(w, "process_name", pid, 0, "name", r->meta.process_name, 0);
+    put_metadata(w, "process_labels", pid, 0, "labels", "CPU", 0);
+    put_metadata(w, "process_sort_index", pid, 0, "sort_index", NULL, pid);
+    for (size_t i = 0; i < r->thread_count; i++) {
+        const sp__thread *t = &r->threads[i];
+        sp__buf label;
+        sp__buf_init(&label);
+        sp__buf_printf(&label, "thread %llu (%s)", (unsigned long long)t->tid,
+                       sp__result_name(r, t->name));
+        put_metadata(w, "thread_name", pid, t->tid, "name", sp__buf_cstr(&label), 0);
+        if (label.failed) w->b->failed = 1;
+        sp__buf_fini(&label);
+        put_metadata(w, "thread_sort_index", pid, t->tid, "sort_index", NULL, (int64_t)t->tid);
+    }
+}
+
+static void put_event(writer *w, const sp__thread *t, const sp__event *e)
+{
+    const char *name = sp__result_name(w->r, e->name);
+    const char *type_name = sp_event_type_name((sp_event_type)e->type);
+    if (e->flags & SP_EVENT_FLAG_COUNTER) {
+        sp__buf_puts(w->b, "{\"ph\":\"C\",\"name\":");
+        put_str(w, name);
+        sp__buf_printf(w->b, ",\"pid\":%lld,\"tid\":%llu", (long long)w->r->meta.pid,
+                       (unsigned long long)t->tid);
+        put_time(w, "ts", e->start_ns - w->base_ns);
+        sp__buf_puts(w->b, ",\"args\":{");
+        put_str(w, name);
+        sp__buf_putc(w->b, ':');
+        sp__json_put_double(w->b, e->value);
+        sp__buf_puts(w->b, "}},\n");
+        return;
+    }
+    int instant = (e->flags & SP_EVENT_FLAG_INSTANT) != 0;
+    sp__buf_printf(w->b, "{\"ph\":\"%s\",\"cat\":\"%s\",%sname\":", instant ? "i" : "X",
+                   category(e, name), instant ? "\"s\":\"t\",\"" : "\"");
+    put_event_name(w, e, name);
+    sp__buf_printf(w->b, ",\"pid\":%lld,\"tid\":%llu", (long long)w->r->meta.pid,
+                   (unsigned long long)t->tid);
+    put_time(w, "ts", e->start_ns - w->base_ns);
+    if (!instant) put_time(w, "dur", e->end_ns - e->start_ns);
+    sp__buf_puts(w->b, ",\"args\":{");
+    if (!instant) sp__buf_printf(w->b, "\"External id\":%llu,", (unsigned long long)++w->next_external_id);
+    sp__buf_printf(w->b, "\"Event Type\":\"%s\"}},\n", type_name);
+}
+
+static void put_span_marker(writer *w)
+{
+    const sp_result *r = w->r;
+    sp__buf_puts(w->b, "{\"ph\":\"X\",\"cat\":\"Trace\",\"name\":\"PyTorch Profiler (0)\","
+                       "\"pid\":\"Spans\",\"tid\":\"PyTorch Profiler\"");
+    put_time(w, "ts", r->span_start_ns - w->base_ns);
+    put_time(w, "dur", r->span_end_ns - r->span_start_ns);
+    sp__buf_puts(w->b, ",\"args\":{\"Op count\":0}},\n");
+    sp__buf_puts(w->b, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"Record Window End\",\"pid\":\"\",\"tid\":\"\"");
+    put_time(w, "ts", r->span_end_ns - w->base_ns);
+    sp__buf_puts(w->b, "}\n");
+}
+
+static long env_number(const char *const *names, long fallback)
+{
+    for (; *names; names++) {
+        const char *v = getenv(*names);
+        char *end;
+        if (!v || !*v) continue;
+        long n = strtol(v, &end, 10);
+        if (*end == '\0' && n >= 0 && n < (1l << 30)) return n;
+    }
+    return fallback;
+}
+
+static void put_header(writer *w, const char *path)
+{
+    static const char *const rank_vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", NULL};
+    static const char *const size_vars[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", NULL};
+    const sp_result *r = w->r;
+    (void)path;
+    sp__buf_printf(w->b,
+                   "{\"schemaVersion\":1,\"deviceProperties\":[],\n"
+                   "\"distributedInfo\":{\"backend\": \"nccl\", \"rank\": %ld, \"world_size\": %ld},\n"
+                   "\"stepprof_version\":\"%s\",\"span_indx\":%u,\n\"ExtraInfo\":{",
+                   env_number(rank_vars, 0), env_number(size_vars, 1), SP_VERSION_STRING,
+                   r->span_index);
+    for (size_t i = 0; i < r->thread_count; i++) {
+        char tid[24];
+        snprintf(tid, sizeof tid, "%llu", (unsigned long long)r->threads[i].tid);
+        sp__buf_puts(w->b, i ? "," : "");
+        put_str(w, tid);
+        sp__buf_putc(w->b, ':');
+        put_str(w, sp__result_name(r, r->threads[i].name));
+    }
+    sp__buf_puts(w->b, "},\n\"stepprof_counters\":{");
+    for (int c = 0; c < SP_COUNTER_COUNT; c++)
+        sp__buf_printf(w->b, "%s\"%s\":%llu", c ? "," : "", sp_counter_name((sp_counter_kind)c),
+                       (unsigned long long)r->counters[c]);
+    sp__buf_puts(w->b, "},\n");
+    if (r->meta.record_shapes) sp__buf_puts(w->b, "\"record_shapes\":\"1\",");
+    if (r->meta.profile_memory) sp__buf_puts(w->b, "\"profile_memory\":\"1\",");
+    if (r->meta.with_flops) sp__buf_puts(w->b, "\"with_flops\":\"1\",");
+    sp__buf_printf(w->b, "\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":%lld,\n\"traceEvents\":[\n",
+                   (long long)w->base_ns);
+}
+
+static sp_status write_trace(const sp_result *r, const char *path, int gzip)
+{
+    writer w = {0};
+    sp_status s = sp__out_open(&w.out, path, gzip);
+    if (s != SP_OK) return s;
+    w.b = sp__out_buf(w.out);
+    w.r = r;
+    w.base_ns = sp__base_time_ns();
+    put_header(&w, path);
+    put_tracks(&w);
+    for (size_t i = 0; i < r->thread_count; i++) {
+        const sp__thread *t = &r->threads[i];
+        for (size_t j = 0; j < t->count; j++) {
+            put_event(&w, t, &t->events[j]);
+            sp__out_maybe_flush(w.out);
+        }
+    }
+    put_span_marker(&w);
+    sp__buf_puts(w.b, "],\n\"traceName\":");
+    put_str(&w, path);
+    sp__buf_puts(w.b, "}\n");
+    return sp__out_commit(w.out);
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+sp_status sp__export(const sp_result *r, const char *path, sp_format format)
+{
+    if (!r) return sp__fail(SP_ENODATA, "export: no result to write");
+    if (!path || !*path) return sp__fail(SP_EINVAL, "export: empty output path");
+    switch (format) {
+    case SP_FORMAT_AUTO:
+        return write_trace(r, path, ends_with(path, ".gz"));
+    case SP_FORMAT_JSON:
+        return write_trace(r, path, 0);
+    case SP_FORMAT_JSON_GZ:
+        return write_trace(r, path, 1);
+    }
+    return sp__fail(SP_EINVAL, "export: unknown format %d", (int)format);
+}
+
+sp_status sp_result_export(const sp_result *r, const char *path, sp_format format)
+{
+    return sp__export(r, path, format);
+}

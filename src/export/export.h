@@ -1,0 +1,45 @@
+/* export.h: what the export stage offers the API layer: writing a result as
+ * Chrome-trace JSON, file sinks that appear atomically, and a background
+ * writer thread. */
+#ifndef SP_EXPORT_H
+#define SP_EXPORT_H
+
+#include "collect.h"
+
+/* A file being written: output accumulates in buf and is flushed to a
+ * temporary file next to the target, renamed over it by sp__out_commit. */
+typedef struct sp__out sp__out;
+
+sp_status sp__out_open(sp__out **out, const char *path, int gzip);
+/* The buffer to append to; flush it with sp__out_maybe_flush. */
+sp__buf *sp__out_buf(sp__out *o);
+/* Writes the buffer out once it holds more than a chunk's worth. */
+void sp__out_maybe_flush(sp__out *o);
+/* Flushes, closes and renames into place; frees o. On failure the temporary
+ * file is removed and the target is untouched. */
+sp_status sp__out_commit(sp__out *o);
+/* Abandons the file; frees o. */
+void sp__out_abort(sp__out *o);
+
+/* Writes r to path in format (AUTO picks by suffix). */
+sp_status sp__export(const sp_result *r, const char *path, sp_format format);
+
+/* Creates a directory and its parents (like mkdir -p). */
+sp_status sp__mkdirs(const char *dir);
+
+/* The process-wide base time of trace-format.md §3: epoch ns floored to a
+ * 7,889,238 s interval, computed once. */
+int64_t sp__base_time_ns(void);
+
+/* Background writer: runs export jobs in order on its own thread. */
+typedef struct sp__writer sp__writer;
+typedef void (*sp__writer_log_fn)(void *ctx, const char *message);
+sp_status sp__writer_create(sp__writer **out, sp__writer_log_fn log, void *log_ctx);
+/* Queues an export of r (retained until written) to path. */
+sp_status sp__writer_submit(sp__writer *w, const sp_result *r, const char *path, sp_format format);
+/* Waits until every queued job is done; returns SP_EIO if any failed since
+ * the last wait (the message names the first failed file). */
+sp_status sp__writer_wait(sp__writer *w);
+void sp__writer_destroy(sp__writer *w);
+
+#endif

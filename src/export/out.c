@@ -1,0 +1,175 @@
+/* out.c: output files that appear whole or not at all. Data goes to a fresh
+ * temporary file beside the target (created with O_EXCL and O_NOFOLLOW, so an
+ * existing file or a planted symlink is never written through) and is renamed
+ * over the target only after every byte, and the gzip trailer, was written. */
+#define _GNU_SOURCE
+#include "export.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define FLUSH_BYTES ((size_t)1 << 20)
+
+struct sp__out {
+    sp__buf buf;
+    int fd;
+    gzFile gz;
+    int failed;
+    int saved_errno;
+    char *tmp_path;
+    char *path;
+};
+
+static void note_error(sp__out *o)
+{
+    if (!o->failed) o->saved_errno = errno ? errno : EIO;
+    o->failed = 1;
+}
+
+sp_status sp__out_open(sp__out **out, const char *path, int gzip)
+{
+    if (!out || !path || !*path) return sp__fail(SP_EINVAL, "export: empty output path");
+    sp__out *o = sp__alloc(sizeof *o);
+    size_t len = strlen(path);
+    char *tmp = sp__alloc(len + 16);
+    char *copy = sp__strdup(path);
+    if (!o || !tmp || !copy) goto nomem;
+    sp__buf_init(&o->buf);
+    o->path = copy;
+    o->tmp_path = tmp;
+    snprintf(tmp, len + 16, "%s.tmpXXXXXX", path);
+    o->fd = mkostemp(tmp, O_CLOEXEC);
+    if (o->fd < 0) {
+        sp_status s = sp__fail(SP_EIO, "cannot create %s: %s", tmp, strerror(errno));
+        sp__free(tmp);
+        sp__free(copy);
+        sp__free(o);
+        return s;
+    }
+    fchmod(o->fd, 0644);
+    if (gzip) {
+        int fd2 = dup(o->fd);
+        o->gz = fd2 >= 0 ? gzdopen(fd2, "wb6") : NULL;
+        if (!o->gz) {
+            if (fd2 >= 0) close(fd2);
+            sp__out_abort(o);
+            return sp__fail(SP_ENOMEM, "cannot start gzip stream for %s", path);
+        }
+    }
+    *out = o;
+    return SP_OK;
+nomem:
+    sp__free(o);
+    sp__free(tmp);
+    sp__free(copy);
+    return sp__fail(SP_ENOMEM, "out of memory opening %s", path);
+}
+
+sp__buf *sp__out_buf(sp__out *o) { return &o->buf; }
+
+static void flush(sp__out *o)
+{
+    const char *p = o->buf.data;
+    size_t left = o->buf.len;
+    if (o->failed || o->buf.failed) {
+        if (o->buf.failed && !o->failed) {
+            o->failed = 1;
+            o->saved_errno = ENOMEM;
+        }
+        o->buf.len = 0;
+        return;
+    }
+    if (o->gz) {
+        while (left > 0) {
+            unsigned part = left > (1u << 30) ? 1u << 30 : (unsigned)left;
+            if (gzwrite(o->gz, p, part) != (int)part) {
+                note_error(o);
+                break;
+            }
+            p += part;
+            left -= part;
+        }
+    } else {
+        while (left > 0) {
+            ssize_t n = write(o->fd, p, left);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) {
+                note_error(o);
+                break;
+            }
+            p += n;
+            left -= (size_t)n;
+        }
+    }
+    o->buf.len = 0;
+}
+
+void sp__out_maybe_flush(sp__out *o)
+{
+    if (o->buf.len >= FLUSH_BYTES) flush(o);
+}
+
+static void release(sp__out *o)
+{
+    sp__buf_fini(&o->buf);
+    sp__free(o->tmp_path);
+    sp__free(o->path);
+    sp__free(o);
+}
+
+sp_status sp__out_commit(sp__out *o)
+{
+    flush(o);
+    if (o->gz && gzclose(o->gz) != Z_OK) note_error(o);
+    o->gz = NULL;
+    if (close(o->fd) != 0) note_error(o);
+    o->fd = -1;
+    if (!o->failed && rename(o->tmp_path, o->path) != 0) note_error(o);
+    if (o->failed) {
+        sp_status s = sp__fail(SP_EIO, "cannot write %s: %s", o->path, strerror(o->saved_errno));
+        unlink(o->tmp_path);
+        release(o);
+        return s;
+    }
+    release(o);
+    return SP_OK;
+}
+
+void sp__out_abort(sp__out *o)
+{
+    if (!o) return;
+    if (o->gz) gzclose(o->gz);
+    if (o->fd >= 0) close(o->fd);
+    unlink(o->tmp_path);
+    release(o);
+}
+
+sp_status sp__mkdirs(const char *dir)
+{
+    if (!dir || !*dir) return sp__fail(SP_EINVAL, "empty directory name");
+    char *path = sp__strdup(dir);
+    if (!path) return sp__fail(SP_ENOMEM, "out of memory");
+    sp_status s = SP_OK;
+    for (char *p = path + 1;; p++) {
+        if (*p != '/' && *p != '\0') continue;
+        char saved = *p;
+        *p = '\0';
+        if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+            s = sp__fail(SP_EIO, "Can not create directory '%s' for saving profiling results.", dir);
+            break;
+        }
+        *p = saved;
+        if (saved == '\0') break;
+    }
+    struct stat st;
+    if (s == SP_OK && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)))
+        s = sp__fail(SP_EIO, "Can not create directory '%s' for saving profiling results.", dir);
+    sp__free(path);
+    return s;
+}

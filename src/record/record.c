@@ -1,0 +1,242 @@
+/* record.c: the hot path. Each call reads the clock, stores one record into
+ * the calling thread's chunk and publishes the new write position with a
+ * release store (a plain store on x86): no lock, no atomic read-modify-write,
+ * no allocation. Everything unusual (first event of a thread, full chunk,
+ * memory cap, bad arguments) goes to a slow path out of line.
+ *
+ * At the memory cap the thread enters dropping mode. Invariant: while
+ * dropped_open > 0 the thread stays in dropping mode, so every end seen then
+ * belongs to a dropped begin (ranges are LIFO per thread); ends of kept ranges
+ * go into the chunk's reserve, so kept ranges keep their ends. */
+#include "chunks.h"
+#include "threads.h"
+
+#include <math.h>
+#include <string.h>
+
+int sp__host_active;
+
+enum reserve_kind { FOR_BEGIN, FOR_END, FOR_OTHER };
+
+void sp__record_set_active(int active)
+{
+    __atomic_store_n(&sp__host_active, active, __ATOMIC_RELEASE);
+}
+
+static inline sp__rec *chunk_end(const sp__chunk *c) { return (sp__rec *)c->recs + c->cap; }
+
+static void count(_Atomic uint64_t *counter)
+{
+    /* Only the owning thread writes, so load + store is exact. */
+    atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
+static void set_limits(sp__tbuf *tb)
+{
+    sp__rec *end = chunk_end(tb->cur);
+    if (tb->dropping) {
+        /* Force every event through the slow path. */
+        tb->limit = tb->hard_limit = tb->cur->recs;
+        return;
+    }
+    tb->hard_limit = end;
+    tb->limit = tb->cur->cap > SP__END_RESERVE ? end - SP__END_RESERVE : tb->cur->recs;
+}
+
+/* Moves the thread to a new chunk with room for n records; 0 if none. */
+static int switch_chunk(sp__tbuf *tb, size_t n)
+{
+    size_t bytes = sp__chunk_next_bytes(tb->cur);
+    while (bytes < SP__CHUNK_MAX_BYTES &&
+           (bytes - sizeof(sp__chunk)) / sizeof(sp__rec) < n + SP__END_RESERVE)
+        bytes *= 2;
+    sp__chunk *c = sp__chunk_acquire(bytes);
+    if (!c) return 0;
+    sp__rec *pos = atomic_load_explicit(&tb->pos, memory_order_relaxed);
+    atomic_store_explicit(&tb->cur->sealed_end, pos, memory_order_relaxed);
+    atomic_store_explicit(&tb->cur->next, c, memory_order_release);
+    tb->cur = c;
+    atomic_store_explicit(&tb->pos, c->recs, memory_order_release);
+    return 1;
+}
+
+static sp__rec *drop(sp__tbuf *tb, enum reserve_kind kind)
+{
+    tb->dropping = 1;
+    set_limits(tb);
+    count(&tb->dropped);
+    if (kind == FOR_BEGIN) tb->dropped_open++;
+    return NULL;
+}
+
+static sp__rec *reserve_end(sp__tbuf *tb, sp__rec *pos)
+{
+    if (tb->dropped_open > 0) {
+        tb->dropped_open--; /* its begin was dropped and counted */
+        return NULL;
+    }
+    if (pos + 1 <= chunk_end(tb->cur)) return pos; /* the reserve */
+    if (!tb->dropping && switch_chunk(tb, 1)) {
+        set_limits(tb);
+        return tb->cur->recs;
+    }
+    return drop(tb, FOR_END);
+}
+
+/* Returns room for n records of one event, or NULL if it is dropped. */
+static sp__rec *reserve_slow(size_t n, enum reserve_kind kind)
+{
+    sp__tbuf *tb = sp__tls_tbuf;
+    if (!tb && !(tb = sp__thread_register())) return NULL;
+    sp__rec *pos = atomic_load_explicit(&tb->pos, memory_order_relaxed);
+    if (kind == FOR_END) return reserve_end(tb, pos);
+    if (tb->dropping) {
+        if (tb->dropped_open > 0 || !switch_chunk(tb, n)) return drop(tb, kind);
+        tb->dropping = 0;
+        set_limits(tb);
+        return tb->cur->recs;
+    }
+    if (pos + n <= tb->limit) return pos;
+    if (!switch_chunk(tb, n)) return drop(tb, kind);
+    set_limits(tb);
+    return tb->cur->recs;
+}
+
+static inline void publish(sp__rec *next)
+{
+    atomic_store_explicit(&sp__tls_tbuf->pos, next, memory_order_release);
+}
+
+static sp_event_type checked_type(sp_event_type type)
+{
+    if ((unsigned)type < SP_EVENT_TYPE_COUNT) return type;
+    sp__tbuf *tb = sp__tls_tbuf ? sp__tls_tbuf : sp__thread_register();
+    if (tb) count(&tb->misuse);
+    return SP_EVENT_USER_DEFINED;
+}
+
+static void __attribute__((noinline)) begin_slow(sp_event_type type, const char *name)
+{
+    type = checked_type(type);
+    uint64_t t = sp__ticks();
+    sp__rec *r = reserve_slow(1, FOR_BEGIN);
+    if (!r) return;
+    r->ticks = t;
+    r->word = SP__REC_WORD(SP__REC_BEGIN, type, (uintptr_t)name);
+    publish(r + 1);
+}
+
+void sp__range_begin(sp_event_type type, const char *name)
+{
+    sp__tbuf *tb = sp__tls_tbuf;
+    sp__rec *r;
+    if (SP__UNLIKELY(!tb) ||
+        SP__UNLIKELY((r = atomic_load_explicit(&tb->pos, memory_order_relaxed)) >= tb->limit) ||
+        SP__UNLIKELY((unsigned)type >= SP_EVENT_TYPE_COUNT)) {
+        begin_slow(type, name);
+        return;
+    }
+    r->ticks = sp__ticks();
+    r->word = SP__REC_WORD(SP__REC_BEGIN, type, (uintptr_t)name);
+    atomic_store_explicit(&tb->pos, r + 1, memory_order_release);
+}
+
+static void __attribute__((noinline)) end_slow(void)
+{
+    uint64_t t = sp__ticks();
+    sp__rec *r = reserve_slow(1, FOR_END);
+    if (!r) return;
+    r->ticks = t;
+    r->word = SP__REC_WORD(SP__REC_END, 0, 0);
+    publish(r + 1);
+}
+
+void sp__range_end(void)
+{
+    sp__tbuf *tb = sp__tls_tbuf;
+    sp__rec *r;
+    if (SP__UNLIKELY(!tb) ||
+        SP__UNLIKELY((r = atomic_load_explicit(&tb->pos, memory_order_relaxed)) >= tb->hard_limit)) {
+        end_slow();
+        return;
+    }
+    r->ticks = sp__ticks();
+    r->word = SP__REC_WORD(SP__REC_END, 0, 0);
+    atomic_store_explicit(&tb->pos, r + 1, memory_order_release);
+}
+
+/* Writes a header record plus the name bytes as payload records. */
+static sp__rec *put_named(uint64_t ticks, unsigned kind, sp_event_type type, size_t extra,
+                          const char *name, size_t len, enum reserve_kind rk)
+{
+    if (!name) {
+        name = "(null)";
+        len = 6;
+    }
+    if (len > SP__NAME_MAX_BYTES) len = SP__NAME_MAX_BYTES + 1;
+    size_t n = 1 + extra + SP__NAME_PAYLOAD_RECS(len);
+    sp__rec *r = reserve_slow(n, rk);
+    if (!r) return NULL;
+    r->ticks = ticks;
+    r->word = SP__REC_WORD(kind, type, len);
+    memcpy(r + 1 + extra, name, len);
+    return r;
+}
+
+void sp__range_begin_copy(sp_event_type type, const char *name, size_t len)
+{
+    type = checked_type(type);
+    sp__rec *r = put_named(sp__ticks(), SP__REC_BEGIN_COPY, type, 0, name, len, FOR_BEGIN);
+    if (r) publish(r + 1 + SP__NAME_PAYLOAD_RECS(SP__REC_LOW(r->word)));
+}
+
+void sp_range_add(sp_event_type type, const char *name, size_t len, uint64_t begin_ticks,
+                  uint64_t end_ticks)
+{
+    if (!sp__is_active()) return;
+    type = checked_type(type);
+    if (end_ticks < begin_ticks) {
+        sp__tbuf *tb = sp__tls_tbuf ? sp__tls_tbuf : sp__thread_register();
+        if (tb) count(&tb->misuse);
+        end_ticks = begin_ticks;
+    }
+    sp__rec *r = put_named(sp__ticks(), SP__REC_COMPLETE, type, 1, name, len, FOR_OTHER);
+    if (!r) return;
+    r[1].ticks = begin_ticks;
+    r[1].word = end_ticks;
+    publish(r + 2 + SP__NAME_PAYLOAD_RECS(SP__REC_LOW(r->word)));
+}
+
+void sp__instant(sp_event_type type, const char *name)
+{
+    type = checked_type(type);
+    uint64_t t = sp__ticks();
+    sp__rec *r = reserve_slow(1, FOR_OTHER);
+    if (!r) return;
+    r->ticks = t;
+    r->word = SP__REC_WORD(SP__REC_INSTANT, type, (uintptr_t)name);
+    publish(r + 1);
+}
+
+void sp__counter(const char *name, double value)
+{
+    uint64_t t = sp__ticks();
+    sp__rec *r = reserve_slow(2, FOR_OTHER);
+    if (!r) return;
+    if (!isfinite(value)) {
+        count(&sp__tls_tbuf->misuse);
+        value = 0;
+    }
+    r->ticks = t;
+    r->word = SP__REC_WORD(SP__REC_COUNTER, SP_EVENT_USER_DEFINED, (uintptr_t)name);
+    memcpy(&r[1].ticks, &value, sizeof value);
+    r[1].word = 0;
+    publish(r + 2);
+}
+
+uint64_t sp_clock_ticks(void)
+{
+    sp__clock_init();
+    return sp__ticks();
+}

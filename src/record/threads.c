@@ -1,0 +1,171 @@
+/* threads.c: the registry of threads that have recorded, and the collector's
+ * side of their buffers. A thread registers on its first recorded event; when
+ * it exits, a pthread key destructor marks its buffer exited, and the buffer
+ * stays in the registry until its last records are drained, so nothing a
+ * short-lived worker thread recorded is lost. The registry lock is taken only
+ * on registration and by the collector. */
+#define _GNU_SOURCE
+#include "chunks.h"
+#include "threads.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+_Thread_local sp__tbuf *sp__tls_tbuf;
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static sp__tbuf *registry;
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+static void on_thread_exit(void *arg)
+{
+    sp__tbuf *tb = arg;
+    sp__tls_tbuf = NULL;
+    atomic_store_explicit(&tb->exited, 1, memory_order_release);
+}
+
+static void make_exit_key(void) { pthread_key_create(&exit_key, on_thread_exit); }
+
+static void read_thread_name(uint64_t tid, char *out, size_t size)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%llu/comm", (unsigned long long)tid);
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    if (fgets(out, (int)size, f)) out[strcspn(out, "\n")] = '\0';
+    fclose(f);
+}
+
+sp__tbuf *sp__thread_register(void)
+{
+    sp__clock_init(); /* orders this thread after the clock's one-time setup */
+    pthread_once(&exit_key_once, make_exit_key);
+    sp__tbuf *tb = sp__alloc(sizeof *tb);
+    sp__chunk *stub = sp__alloc(sizeof *stub);
+    if (!tb || !stub) {
+        sp__free(tb);
+        sp__free(stub);
+        return NULL;
+    }
+    /* The stub has no room, so the first event takes the slow path and gets
+     * a real chunk; the collector's chain starts at the stub either way. */
+    tb->cur = tb->head = stub;
+    tb->read = stub->recs;
+    tb->limit = tb->hard_limit = stub->recs;
+    atomic_store_explicit(&tb->pos, stub->recs, memory_order_relaxed);
+    tb->tid = (uint64_t)syscall(SYS_gettid);
+    prctl(PR_GET_NAME, tb->name, 0, 0, 0);
+    pthread_mutex_lock(&registry_lock);
+    tb->next_thread = registry;
+    registry = tb;
+    pthread_mutex_unlock(&registry_lock);
+    pthread_setspecific(exit_key, tb);
+    sp__tls_tbuf = tb;
+    return tb;
+}
+
+static size_t event_records(const sp__rec *r)
+{
+    switch (SP__REC_KIND(r->word)) {
+    case SP__REC_BEGIN_COPY:
+        return 1 + SP__NAME_PAYLOAD_RECS(SP__REC_LOW(r->word));
+    case SP__REC_COUNTER:
+        return 2;
+    case SP__REC_COMPLETE:
+        return 2 + SP__NAME_PAYLOAD_RECS(SP__REC_LOW(r->word));
+    default:
+        return 1;
+    }
+}
+
+static int in_chunk(const sp__chunk *c, const sp__rec *p)
+{
+    return p >= c->recs && p <= c->recs + c->cap;
+}
+
+/* Consumes one thread's records up to its published position, stopping at
+ * the first event written after end_ticks. Returns 1 if it read everything
+ * that was published. */
+static int drain_thread(sp__tbuf *tb, uint64_t end_ticks, sp__drain_fn fn, void *ctx)
+{
+    sp__rec *published = atomic_load_explicit(&tb->pos, memory_order_acquire);
+    sp__chunk *c = tb->head;
+    while (!in_chunk(c, tb->read)) c = atomic_load_explicit(&c->next, memory_order_acquire);
+    for (;;) {
+        int last = in_chunk(c, published);
+        sp__rec *stop = last ? published : atomic_load_explicit(&c->sealed_end, memory_order_acquire);
+        sp__rec *run = tb->read, *r = tb->read;
+        while (r < stop && r->ticks <= end_ticks) r += event_records(r);
+        if (r > stop) r = stop; /* a corrupt length must not read past the end */
+        if (fn && r > run) fn(ctx, tb, run, (size_t)(r - run));
+        tb->read = r;
+        if (r < stop) return 0;
+        if (last) break;
+        c = atomic_load_explicit(&c->next, memory_order_acquire);
+        tb->read = c->recs;
+    }
+    /* Every chunk before the one being read is finished: recycle it. */
+    while (!in_chunk(tb->head, tb->read)) {
+        sp__chunk *next = atomic_load_explicit(&tb->head->next, memory_order_acquire);
+        if (tb->head->bytes == 0) {
+            sp__free(tb->head);
+        } else {
+            sp__chunk_release(tb->head);
+        }
+        tb->head = next;
+    }
+    return 1;
+}
+
+static void free_thread(sp__tbuf *tb)
+{
+    sp__chunk *c = tb->head;
+    while (c) {
+        sp__chunk *next = atomic_load_explicit(&c->next, memory_order_relaxed);
+        if (c->bytes == 0)
+            sp__free(c);
+        else
+            sp__chunk_release(c);
+        c = next;
+    }
+    sp__free(tb);
+}
+
+void sp__record_drain(uint64_t end_ticks, sp__drain_fn fn, void *ctx, uint64_t *dropped,
+                      uint64_t *misuse)
+{
+    uint64_t total_dropped = 0, total_misuse = 0;
+    pthread_mutex_lock(&registry_lock);
+    sp__tbuf **link = &registry;
+    while (*link) {
+        sp__tbuf *tb = *link;
+        int exited = atomic_load_explicit(&tb->exited, memory_order_acquire);
+        if (!exited) read_thread_name(tb->tid, tb->name, sizeof tb->name);
+        uint64_t d = atomic_load_explicit(&tb->dropped, memory_order_relaxed);
+        uint64_t m = atomic_load_explicit(&tb->misuse, memory_order_relaxed);
+        tb->span_dropped = d - tb->dropped_seen;
+        tb->span_misuse = m - tb->misuse_seen;
+        tb->dropped_seen = d;
+        tb->misuse_seen = m;
+        total_dropped += tb->span_dropped;
+        total_misuse += tb->span_misuse;
+        int complete = drain_thread(tb, end_ticks, fn, ctx);
+        if (fn) fn(ctx, tb, NULL, 0);
+        if (exited && complete) {
+            *link = tb->next_thread;
+            free_thread(tb);
+        } else {
+            link = &tb->next_thread;
+        }
+    }
+    pthread_mutex_unlock(&registry_lock);
+    if (dropped) *dropped = total_dropped;
+    if (misuse) *misuse = total_misuse;
+}
+
+void sp__record_discard(void) { sp__record_drain(UINT64_MAX, NULL, NULL, NULL, NULL); }

@@ -1,0 +1,15 @@
+/* threads.h: the registry of recording threads (threads.c), shared by the
+ * hot path (registration) and the drain. */
+#ifndef SP_RECORD_THREADS_H
+#define SP_RECORD_THREADS_H
+
+#include "record.h"
+
+/* The calling thread's buffer, or NULL before its first recorded event. */
+extern _Thread_local sp__tbuf *sp__tls_tbuf;
+
+/* Creates and registers the calling thread's buffer (with an empty stub
+ * chunk), or returns NULL if even that allocation fails. */
+sp__tbuf *sp__thread_register(void);
+
+#endif
