@@ -263,7 +263,7 @@ static inline void sp__scope_close(int *was_active)
 #define SP__CONCAT2(a, b) a##b
 #define SP__CONCAT(a, b) SP__CONCAT2(a, b)
 #define SP_SCOPE(type, name)                                                   \
-    __attribute__((cleanup(sp__scope_close))) int SP__CONCAT(sp__scope_, __LINE__) = \
+    __attribute__((cleanup(sp__scope_close), unused)) int SP__CONCAT(sp__scope_, __LINE__) = \
         (sp_range_begin((type), (name)), sp__is_active())
 
 /* ------------------------------------------------------------------------ */

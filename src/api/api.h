@@ -10,6 +10,11 @@
  * built-in handlers. */
 sp_status sp__profiler_submit(sp_profiler *prof, const char *path, sp_format format);
 
+/* Reports that a built-in handler could not write a span: logs the message
+ * and makes the next stop() return code (the first failure wins). */
+void sp__profiler_export_failed(sp_profiler *prof, sp_status code, const char *fmt, ...)
+    SP__PRINTF(3, 4);
+
 /* Sends a warning through the profiler's log callback. */
 void sp__profiler_warn(sp_profiler *prof, const char *fmt, ...) SP__PRINTF(2, 3);
 

@@ -34,14 +34,14 @@ static void release_data(void *user)
 
 static char *sanitized(const char *name)
 {
-    char *s = sp__strdup(name);
+    char *s = sp__strdup(*name ? name : "_");
     if (!s) return NULL;
     for (char *c = s; *c; c++) {
         int ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
                  *c == '.' || *c == '-' || *c == '_';
         if (!ok) *c = '_';
     }
-    if (strcmp(s, ".") == 0 || strcmp(s, "..") == 0 || !*s) s[0] = '_';
+    if (strcmp(s, ".") == 0 || strcmp(s, "..") == 0) s[0] = '_';
     return s;
 }
 
@@ -97,12 +97,13 @@ static void on_ready(sp_profiler *prof, void *user)
     if (!d->worker) d->worker = default_worker(d->style);
     if (d->worker && d->style == STYLE_TENSORBOARD) d->worker = tensorboard_safe(d->worker);
     if (!d->worker) {
-        sp__profiler_warn(prof, "trace not written: out of memory");
+        sp__profiler_export_failed(prof, SP_ENOMEM, "trace not written: out of memory");
         return;
     }
     if (!d->dir_ready) {
-        if (sp__mkdirs(d->dir) != SP_OK) {
-            sp__profiler_warn(prof, "%s", sp_last_error());
+        sp_status s = sp__mkdirs(d->dir);
+        if (s != SP_OK) {
+            sp__profiler_export_failed(prof, s, "%s", sp_last_error());
             return;
         }
         d->dir_ready = 1;
@@ -110,11 +111,12 @@ static void on_ready(sp_profiler *prof, void *user)
     char path[4096];
     int n = build_path(d, path, sizeof path);
     if (n < 0 || (size_t)n >= sizeof path) {
-        sp__profiler_warn(prof, "trace not written: path under '%s' is too long", d->dir);
+        sp__profiler_export_failed(prof, SP_EIO, "trace not written: path under '%s' is too long",
+                                   d->dir);
         return;
     }
-    if (sp__profiler_submit(prof, path, d->gzip ? SP_FORMAT_JSON_GZ : SP_FORMAT_JSON) != SP_OK)
-        sp__profiler_warn(prof, "trace not written: %s", sp_last_error());
+    sp_status s = sp__profiler_submit(prof, path, d->gzip ? SP_FORMAT_JSON_GZ : SP_FORMAT_JSON);
+    if (s != SP_OK) sp__profiler_export_failed(prof, s, "trace not written: %s", sp_last_error());
 }
 
 static sp_status make_handler(sp_trace_handler *out, naming_style style, const char *dir,

@@ -28,6 +28,8 @@ struct sp_profiler {
     char *trace_path;
     _Atomic uint64_t misuse;
     sp__writer *writer;
+    sp_status export_status; /* first handler failure since the last stop */
+    char export_error[512];
 };
 
 static pthread_mutex_t owner_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -54,6 +56,19 @@ void sp__profiler_warn(sp_profiler *p, const char *fmt, ...)
     va_start(ap, fmt);
     vlog(p, SP_LOG_WARNING, fmt, ap);
     va_end(ap);
+}
+
+void sp__profiler_export_failed(sp_profiler *p, sp_status code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char text[512];
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    sp__profiler_warn(p, "%s", text);
+    if (p->export_status != SP_OK) return;
+    p->export_status = code;
+    memcpy(p->export_error, text, sizeof text);
 }
 
 static void writer_log(void *ctx, const char *message)
@@ -308,7 +323,10 @@ sp_status sp_profiler_stop(sp_profiler *p)
     p->stopped = 1;
     if (p->opts.timer_only) return SP_OK;
     finish(p, 1);
-    return sp__writer_wait(p->writer);
+    sp_status s = sp__writer_wait(p->writer);
+    if (s == SP_OK && p->export_status != SP_OK) s = sp__fail(p->export_status, "%s", p->export_error);
+    p->export_status = SP_OK;
+    return s;
 }
 
 void sp_profiler_destroy(sp_profiler *p)

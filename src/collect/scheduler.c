@@ -48,7 +48,7 @@ sp_status sp_scheduler_torch(sp_scheduler *out, int64_t wait, int64_t warmup, in
 
 sp_status sp_scheduler_custom(sp_scheduler *out, sp_schedule_fn fn, void *user)
 {
-    if (!out || !fn) return sp__fail(SP_EINVAL, "sp_scheduler_custom: fn is NULL");
+    if (!out || !fn) return invalid();
     memset(out, 0, sizeof *out);
     out->form = SP_SCHEDULER_CUSTOM;
     out->fn = fn;
@@ -74,7 +74,12 @@ sp_state sp_scheduler_state(const sp_scheduler *s, int64_t step)
     }
     if (step < s->skip_first) return SP_STATE_CLOSED;
     int64_t n = step - s->skip_first;
-    if (s->skip_first_wait) n += s->closed;
+    /* Skipping the first wait shifts the cycle; near INT64_MAX the shift
+     * would overflow, and such steps are past any real run anyway. */
+    if (s->skip_first_wait) {
+        if (n > INT64_MAX - s->closed) return SP_STATE_CLOSED;
+        n += s->closed;
+    }
     int64_t period = s->closed + s->ready + s->record;
     if (s->repeat > 0 && n / period >= s->repeat) return SP_STATE_CLOSED;
     int64_t m = n % period;

@@ -1,0 +1,355 @@
+/* test_profiler.c: the profiler's state machine (semantics.md §3): the
+ * transition table's actions and warnings, when on_trace_ready fires, which
+ * steps land in each span, misuse, and two profilers competing for the
+ * tracers. Ranges are recorded on this thread only. */
+#include "check.h"
+#include "stepprof/stepprof.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct log_capture {
+    char text[4096];
+    int count;
+} log_capture;
+
+static void capture_log(sp_log_level level, const char *message, void *user)
+{
+    log_capture *c = user;
+    (void)level;
+    c->count++;
+    strncat(c->text, message, sizeof c->text - strlen(c->text) - 2);
+    strcat(c->text, "\n");
+}
+
+typedef struct ready_calls {
+    int count;
+    int64_t steps[16];  /* step number at each call */
+    char spans[16][128]; /* ProfileStep names in each span, e.g. "2,3,4,5" */
+} ready_calls;
+
+static void describe_steps(const sp_result *r, char *out, size_t size)
+{
+    out[0] = '\0';
+    sp_event_info e;
+    for (size_t t = 0; t < sp_result_thread_count(r); t++)
+        for (size_t i = 0; sp_result_event(r, t, i, &e) == SP_OK; i++)
+            if (e.type == SP_EVENT_PROFILE_STEP) {
+                if (out[0]) strncat(out, ",", size - strlen(out) - 1);
+                strncat(out, e.name + strlen("ProfileStep#"), size - strlen(out) - 1);
+            }
+}
+
+static void on_ready(sp_profiler *prof, void *user)
+{
+    ready_calls *c = user;
+    if (c->count < 16) {
+        c->steps[c->count] = sp_profiler_step_num(prof);
+        describe_steps(sp_profiler_result(prof), c->spans[c->count], sizeof c->spans[0]);
+    }
+    c->count++;
+}
+
+/* A custom schedule given as a string: C closed, W ready, R record,
+ * A record-and-return; steps past its end are CLOSED. */
+static sp_state from_string(int64_t step, void *user)
+{
+    const char *s = user;
+    if (step >= (int64_t)strlen(s)) return SP_STATE_CLOSED;
+    switch (s[step]) {
+    case 'W': return SP_STATE_READY;
+    case 'R': return SP_STATE_RECORD;
+    case 'A': return SP_STATE_RECORD_AND_RETURN;
+    default: return SP_STATE_CLOSED;
+    }
+}
+
+typedef struct fixture {
+    sp_options opts;
+    sp_profiler *prof;
+    ready_calls calls;
+    log_capture log;
+} fixture;
+
+static void setup(fixture *f)
+{
+    memset(f, 0, sizeof *f);
+    sp_options_init(&f->opts);
+    f->opts.on_trace_ready = (sp_trace_handler){on_ready, &f->calls, NULL};
+    f->opts.log = capture_log;
+    f->opts.log_user = &f->log;
+}
+
+/* Runs start, `steps` calls of step (each marking one range), and stop. */
+static void run(fixture *f, int steps)
+{
+    CHECK_OK(sp_profiler_create(&f->opts, &f->prof));
+    CHECK_OK(sp_profiler_start(f->prof));
+    for (int i = 0; i < steps; i++) {
+        sp_range_begin(SP_EVENT_FORWARD, "forward");
+        sp_range_end();
+        sp_profiler_step(f->prof, 1);
+    }
+    sp_profiler_stop(f->prof);
+}
+
+static void test_profiler_make_scheduler_fires_once_per_period(void)
+{
+    fixture f;
+    setup(&f);
+    CHECK_OK(sp_scheduler_make(&f.opts.scheduler, 1, 1, 4, 1, 0));
+    run(&f, 10);
+    CHECK_EQ(1, f.calls.count);
+    CHECK_EQ(6, f.calls.steps[0]); /* inside the step() that leaves step 5 */
+    CHECK_STR_EQ("2,3,4,5", f.calls.spans[0]);
+    CHECK_EQ(0, f.log.count);
+    sp_profiler_destroy(f.prof);
+}
+
+static void test_profiler_skip_first_repeats_forever(void)
+{
+    fixture f;
+    setup(&f);
+    CHECK_OK(sp_scheduler_make(&f.opts.scheduler, 1, 1, 4, 0, 1));
+    run(&f, 19); /* ranges [3,6], [9,12], [15,18] */
+    CHECK_EQ(3, f.calls.count);
+    CHECK_STR_EQ("3,4,5,6", f.calls.spans[0]);
+    CHECK_STR_EQ("9,10,11,12", f.calls.spans[1]);
+    CHECK_STR_EQ("15,16,17,18", f.calls.spans[2]);
+    sp_profiler_destroy(f.prof);
+}
+
+static void test_profiler_range_form_records_exactly_once(void)
+{
+    fixture f;
+    setup(&f);
+    CHECK_OK(sp_scheduler_range(&f.opts.scheduler, 10, 20));
+    run(&f, 30);
+    CHECK_EQ(1, f.calls.count);
+    CHECK_STR_EQ("10,11,12,13,14,15,16,17,18,19", f.calls.spans[0]);
+    sp_profiler_destroy(f.prof);
+}
+
+static void test_profiler_default_returns_one_span_at_stop(void)
+{
+    fixture f;
+    setup(&f);
+    run(&f, 3);
+    CHECK_EQ(1, f.calls.count);
+    CHECK_EQ(3, f.calls.steps[0]);
+    CHECK_STR_EQ("0,1,2,3", f.calls.spans[0]);
+    const sp_result *r = sp_profiler_result(f.prof);
+    CHECK(r != NULL);
+    sp_event_info e;
+    size_t forwards = 0;
+    for (size_t i = 0; sp_result_event(r, 0, i, &e) == SP_OK; i++)
+        if (e.type == SP_EVENT_FORWARD) {
+            forwards++;
+            CHECK_EQ(1, e.depth); /* inside its ProfileStep */
+        }
+    CHECK_EQ(3, forwards);
+    sp_profiler_destroy(f.prof);
+}
+
+static void test_profiler_record_one_returns_every_step(void)
+{
+    fixture f;
+    setup(&f);
+    CHECK_OK(sp_scheduler_make(&f.opts.scheduler, 0, 1, 1, 0, 0));
+    run(&f, 6);
+    /* W A W A W A (W): spans at steps 1, 3, 5 */
+    CHECK_EQ(3, f.calls.count);
+    CHECK_STR_EQ("1", f.calls.spans[0]);
+    CHECK_STR_EQ("5", f.calls.spans[2]);
+    sp_profiler_destroy(f.prof);
+}
+
+static void test_profiler_back_to_back_spans_record_and_return(void)
+{
+    fixture f;
+    setup(&f);
+    CHECK_OK(sp_scheduler_custom(&f.opts.scheduler, from_string, "AAA"));
+    run(&f, 5);
+    CHECK_EQ(3, f.calls.count);
+    CHECK_STR_EQ("0", f.calls.spans[0]);
+    CHECK_STR_EQ("1", f.calls.spans[1]);
+    CHECK_STR_EQ("2", f.calls.spans[2]);
+    sp_profiler_destroy(f.prof);
+}
+
+static void test_profiler_improper_transitions_warn_and_discard(void)
+{
+    fixture f;
+    setup(&f);
+    /* W->C (W1), R->C (W2), R->W (W3), then W at stop */
+    CHECK_OK(sp_scheduler_custom(&f.opts.scheduler, from_string, "WCRCRWRW"));
+    run(&f, 7);
+    CHECK_EQ(0, f.calls.count);
+    CHECK(strstr(f.log.text, "Improper schedule: READY->CLOSED, profiler will start and stop without saving data"));
+    CHECK(strstr(f.log.text, "Improper schedule: RECORD->CLOSED, profiler will not save data"));
+    CHECK(strstr(f.log.text, "Improper schedule: RECORD->READY, profiler will stop and re-prepare"));
+    CHECK(strstr(f.log.text, "Improper profiler state transition: READY->CLOSED"));
+    CHECK(sp_profiler_result(f.prof) == NULL);
+    sp_profiler_destroy(f.prof);
+}
+
+static void test_profiler_stop_in_record_returns_result(void)
+{
+    fixture f;
+    setup(&f);
+    CHECK_OK(sp_scheduler_custom(&f.opts.scheduler, from_string, "CWRRRRRR"));
+    run(&f, 3); /* stop while RECORD at step 3 */
+    CHECK_EQ(1, f.calls.count);
+    CHECK_STR_EQ("2,3", f.calls.spans[0]);
+    sp_profiler_destroy(f.prof);
+}
+
+static void test_profiler_ready_data_is_discarded(void)
+{
+    fixture f;
+    setup(&f);
+    CHECK_OK(sp_scheduler_custom(&f.opts.scheduler, from_string, "WA"));
+    CHECK_OK(sp_profiler_create(&f.opts, &f.prof));
+    CHECK_OK(sp_profiler_start(f.prof));
+    sp_range_begin(SP_EVENT_USER_DEFINED, "during ready");
+    sp_range_end();
+    CHECK_OK(sp_profiler_step(f.prof, -1));
+    sp_range_begin(SP_EVENT_USER_DEFINED, "during record");
+    sp_range_end();
+    CHECK_OK(sp_profiler_step(f.prof, -1));
+    CHECK_EQ(1, f.calls.count);
+    const sp_result *r = sp_profiler_result(f.prof);
+    sp_event_info e;
+    int seen_ready = 0, seen_record = 0;
+    for (size_t i = 0; sp_result_event(r, 0, i, &e) == SP_OK; i++) {
+        seen_ready += strcmp(e.name, "during ready") == 0;
+        seen_record += strcmp(e.name, "during record") == 0;
+    }
+    CHECK_EQ(0, seen_ready);
+    CHECK_EQ(1, seen_record);
+    CHECK_OK(sp_profiler_stop(f.prof));
+    sp_profiler_destroy(f.prof);
+}
+
+static void test_profiler_misuse_returns_estate(void)
+{
+    fixture f;
+    setup(&f);
+    CHECK_OK(sp_profiler_create(&f.opts, &f.prof));
+    CHECK_EQ(SP_ESTATE, sp_profiler_step(f.prof, 1));
+    CHECK_EQ(SP_ESTATE, sp_profiler_stop(f.prof));
+    CHECK_OK(sp_profiler_start(f.prof));
+    CHECK_EQ(SP_ESTATE, sp_profiler_start(f.prof));
+    CHECK_OK(sp_profiler_stop(f.prof));
+    CHECK_EQ(SP_ESTATE, sp_profiler_stop(f.prof));
+    CHECK_EQ(SP_ESTATE, sp_profiler_step(f.prof, 1));
+    CHECK(strstr(sp_last_error(), "after sp_profiler_stop") != NULL);
+    CHECK_U64_EQ(5, sp_profiler_misuse_count(f.prof));
+    CHECK_EQ(SP_EINVAL, sp_profiler_start(NULL));
+    sp_profiler_destroy(f.prof);
+    sp_profiler_destroy(NULL);
+}
+
+static void test_profiler_second_profiler_gets_ebusy_then_retries(void)
+{
+    fixture a, b;
+    setup(&a);
+    setup(&b);
+    CHECK_OK(sp_profiler_create(&a.opts, &a.prof));
+    CHECK_OK(sp_profiler_create(&b.opts, &b.prof));
+    CHECK_OK(sp_profiler_start(a.prof));
+    CHECK_EQ(SP_EBUSY, sp_profiler_start(b.prof));
+    CHECK_EQ(SP_STATE_CLOSED, sp_profiler_state(b.prof));
+    CHECK_OK(sp_profiler_step(b.prof, 1)); /* reported once only */
+    CHECK_OK(sp_profiler_stop(a.prof));
+    CHECK_EQ(1, a.calls.count);
+    CHECK_OK(sp_profiler_step(b.prof, 1)); /* tracers free: b takes them */
+    CHECK_EQ(SP_STATE_RECORD, sp_profiler_state(b.prof));
+    CHECK_OK(sp_profiler_stop(b.prof));
+    CHECK_EQ(1, b.calls.count);
+    CHECK_STR_EQ("2", b.calls.spans[0]);
+    sp_profiler_destroy(a.prof);
+    sp_profiler_destroy(b.prof);
+}
+
+static void test_profiler_timer_only_records_nothing(void)
+{
+    fixture f;
+    setup(&f);
+    f.opts.timer_only = true;
+    run(&f, 5);
+    CHECK_EQ(0, f.calls.count);
+    CHECK(sp_profiler_result(f.prof) == NULL);
+    CHECK_EQ(0, sp_is_recording());
+    CHECK_EQ(SP_ENODATA, sp_profiler_export(f.prof, "/tmp/never.json", SP_FORMAT_JSON));
+    sp_profiler_destroy(f.prof);
+}
+
+static void test_profiler_create_warnings(void)
+{
+    fixture f;
+    setup(&f);
+    CHECK_OK(sp_scheduler_make(&f.opts.scheduler, 1, 0, 2, 0, 0));
+    f.opts.targets = SP_TARGET_CPU | SP_TARGET_XPU;
+    CHECK_OK(sp_profiler_create(&f.opts, &f.prof));
+    CHECK(strstr(f.log.text, "may be 'noisy' because of overhead"));
+    CHECK(strstr(f.log.text, "Profiling XPU is not supported in current context."));
+    sp_profiler_destroy(f.prof);
+    setup(&f);
+    f.opts.scheduler.form = SP_SCHEDULER_CUSTOM; /* without a function */
+    CHECK_EQ(SP_EINVAL, sp_profiler_create(&f.opts, &f.prof));
+    CHECK_EQ(SP_EINVAL, sp_profiler_create(NULL, NULL));
+}
+
+static void test_profiler_destroy_while_recording_skips_callback(void)
+{
+    fixture f;
+    setup(&f);
+    CHECK_OK(sp_profiler_create(&f.opts, &f.prof));
+    CHECK_OK(sp_profiler_start(f.prof));
+    sp_range_begin(SP_EVENT_FORWARD, "left open");
+    sp_profiler_destroy(f.prof);
+    CHECK_EQ(0, f.calls.count);
+    CHECK_EQ(0, sp_is_recording());
+    sp_range_end(); /* recording is off: a no-op */
+}
+
+static void test_profiler_user_range_open_across_step_keeps_steps_intact(void)
+{
+    fixture f;
+    setup(&f);
+    CHECK_OK(sp_profiler_create(&f.opts, &f.prof));
+    CHECK_OK(sp_profiler_start(f.prof));
+    sp_range_begin(SP_EVENT_USER_DEFINED, "epoch"); /* spans two steps */
+    CHECK_OK(sp_profiler_step(f.prof, 1));
+    CHECK_OK(sp_profiler_step(f.prof, 1));
+    sp_range_end();
+    CHECK_OK(sp_profiler_stop(f.prof));
+    CHECK_STR_EQ("0,1,2", f.calls.spans[0]);
+    const sp_result *r = sp_profiler_result(f.prof);
+    CHECK_U64_EQ(0, sp_result_counter(r, SP_COUNTER_UNMATCHED_ENDS));
+    CHECK_U64_EQ(0, sp_result_counter(r, SP_COUNTER_UNCLOSED_RANGES));
+    /* epoch partially overlaps step 0, and step 2 partially overlaps epoch */
+    CHECK_U64_EQ(2, sp_result_counter(r, SP_COUNTER_OVERLAP));
+    sp_profiler_destroy(f.prof);
+}
+
+int main(void)
+{
+    RUN_TEST(test_profiler_make_scheduler_fires_once_per_period);
+    RUN_TEST(test_profiler_skip_first_repeats_forever);
+    RUN_TEST(test_profiler_range_form_records_exactly_once);
+    RUN_TEST(test_profiler_default_returns_one_span_at_stop);
+    RUN_TEST(test_profiler_record_one_returns_every_step);
+    RUN_TEST(test_profiler_back_to_back_spans_record_and_return);
+    RUN_TEST(test_profiler_improper_transitions_warn_and_discard);
+    RUN_TEST(test_profiler_stop_in_record_returns_result);
+    RUN_TEST(test_profiler_ready_data_is_discarded);
+    RUN_TEST(test_profiler_misuse_returns_estate);
+    RUN_TEST(test_profiler_second_profiler_gets_ebusy_then_retries);
+    RUN_TEST(test_profiler_timer_only_records_nothing);
+    RUN_TEST(test_profiler_create_warnings);
+    RUN_TEST(test_profiler_destroy_while_recording_skips_callback);
+    RUN_TEST(test_profiler_user_range_open_across_step_keeps_steps_intact);
+    return TEST_SUMMARY();
+}
