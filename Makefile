@@ -5,6 +5,7 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 DEMO_OUT   ?= $(BUILD)/demo/profiler_log
+DEMO_ARGS  ?= --workers 0
 CMAKE_ARGS ?=
 
 .PHONY: all deps build demo test test-default test-asan asan bench install clean
@@ -22,9 +23,9 @@ build: deps $(BUILD)/CMakeCache.txt
 
 demo: build
 	@echo "== stepprof demo: a small MLP trained on synthetic data, steps [10, 20) profiled"
-	$(BUILD)/examples/train_mlp --workers 0 --out $(DEMO_OUT)
-	@echo "Open the trace at https://ui.perfetto.dev (Open trace file), or in chrome://tracing."
-	@echo "Try 'make demo DEMO_ARGS=--workers' ... or run $(BUILD)/examples/train_mlp --workers 4"
+	$(BUILD)/examples/train_mlp $(DEMO_ARGS) --out $(DEMO_OUT)
+	@echo "Open the trace in https://ui.perfetto.dev (Open trace file) or chrome://tracing."
+	@echo "Compare data loading on worker threads: make demo DEMO_ARGS='--workers 4'"
 
 test: test-default test-asan
 
