@@ -178,13 +178,14 @@ static sp_status transition(sp_profiler *p, sp_state next)
     if (prev == SP_STATE_RECORD && next == SP_STATE_READY)
         sp__profiler_warn(p, "Improper schedule: RECORD->READY, profiler will stop and re-prepare");
     if (prev == SP_STATE_RECORD_AND_RETURN) {
-        stop_with_result(p);
-        collected = 1;
+        s = stop_with_result(p);
+        collected = s == SP_OK;
     }
     if (next == SP_STATE_CLOSED) {
         release(p);
     } else if (prev == SP_STATE_CLOSED) {
-        s = prepare(p);
+        sp_status prepared = prepare(p);
+        if (s == SP_OK) s = prepared;
         if (p->holds_tracers && recording(next)) start_span(p);
     } else if (recording(next) && (!recording(prev) || prev == SP_STATE_RECORD_AND_RETURN)) {
         start_span(p);
@@ -302,17 +303,20 @@ sp_status sp_profiler_step(sp_profiler *p, int64_t num_samples)
     return s;
 }
 
-/* Ends the running span at stop() or destroy; fires on_trace_ready if asked. */
-static void finish(sp_profiler *p, int fire)
+/* Ends the running span at stop() or destroy; fires on_trace_ready if
+ * asked. Returns the collection's status (a lost span is an error). */
+static sp_status finish(sp_profiler *p, int fire)
 {
     close_step_event(p);
     if (p->state == SP_STATE_READY)
         sp__profiler_warn(p, "Improper profiler state transition: READY->CLOSED, profiler will "
                              "start and stop without saving data");
-    int collected = recording(p->state) && stop_with_result(p) == SP_OK;
+    sp_status s = recording(p->state) ? stop_with_result(p) : SP_OK;
+    int collected = recording(p->state) && s == SP_OK;
     release(p);
     p->state = SP_STATE_CLOSED;
     if (collected && fire) fire_trace_ready(p);
+    return s;
 }
 
 sp_status sp_profiler_stop(sp_profiler *p)
@@ -322,8 +326,11 @@ sp_status sp_profiler_stop(sp_profiler *p)
     if (p->stopped) return misuse(p, "sp_profiler_stop: the profiler was already stopped");
     p->stopped = 1;
     if (p->opts.timer_only) return SP_OK;
-    finish(p, 1);
+    sp_status collected = finish(p, 1);
+    char collect_error[512];
+    snprintf(collect_error, sizeof collect_error, "%s", sp_last_error());
     sp_status s = sp__writer_wait(p->writer);
+    if (s == SP_OK && collected != SP_OK) s = sp__fail(collected, "%s", collect_error);
     if (s == SP_OK && p->export_status != SP_OK) s = sp__fail(p->export_status, "%s", p->export_error);
     p->export_status = SP_OK;
     return s;

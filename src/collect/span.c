@@ -219,6 +219,7 @@ sp_status sp__collect_span(const sp__sync *start, const sp__span_meta *meta, sp_
     c.r->span_index = atomic_fetch_add(&span_counter, 1);
     if (meta) c.r->meta = *meta;
     sp__record_drain(stop.ticks, on_records, &c, NULL, NULL);
+    c.r->counters[SP_COUNTER_HOST_DROPPED] += sp__record_take_orphan_drops();
     sp__free(c.stack);
     if (!c.failed && merge_threads(c.r) != 0) c.failed = 1;
     for (size_t i = 0; !c.failed && i < c.r->thread_count; i++) {

@@ -28,14 +28,24 @@ static int by_start_end(const void *pa, const void *pb)
     return ia > ib ? -1 : ia < ib;
 }
 
-static int sort_events(sp__event *events, size_t count)
+/* The fallback when there is no memory for the index: sorts in place, so
+ * only the order of exactly equal intervals may differ. */
+static int by_interval(const void *pa, const void *pb)
+{
+    const sp__event *a = pa, *b = pb;
+    if (a->start_ns != b->start_ns) return a->start_ns < b->start_ns ? -1 : 1;
+    if (a->end_ns != b->end_ns) return a->end_ns > b->end_ns ? -1 : 1;
+    return is_mark(a) - is_mark(b);
+}
+
+static void sort_events(sp__event *events, size_t count)
 {
     uint32_t *order = sp__alloc(sizeof *order * count);
-    sp__event *sorted = sp__alloc(sizeof *sorted * count);
-    if (!order || !sorted) {
+    sp__event *sorted = order ? sp__alloc(sizeof *sorted * count) : NULL;
+    if (!sorted) {
         sp__free(order);
-        sp__free(sorted);
-        return -1;
+        qsort(events, count, sizeof *events, by_interval);
+        return;
     }
     for (size_t i = 0; i < count; i++) order[i] = (uint32_t)i;
     sort_base = events; /* the collector is single-threaded per result */
@@ -44,14 +54,11 @@ static int sort_events(sp__event *events, size_t count)
     memcpy(events, sorted, sizeof *events * count);
     sp__free(order);
     sp__free(sorted);
-    return 0;
 }
 
 uint64_t sp__tree_build(sp__event *events, size_t count)
 {
     if (count == 0) return 0;
-    /* If sorting cannot get memory, events keep collection order and nest
-     * as well as that order allows; nothing is lost. */
     sort_events(events, count);
     int32_t *stack = sp__alloc(sizeof *stack * count);
     uint64_t overlaps = 0;

@@ -88,7 +88,10 @@ static sp__rec *reserve_end(sp__tbuf *tb, sp__rec *pos)
 static sp__rec *reserve_slow(size_t n, enum reserve_kind kind)
 {
     sp__tbuf *tb = sp__tls_tbuf;
-    if (!tb && !(tb = sp__thread_register())) return NULL;
+    if (!tb && !(tb = sp__thread_register())) {
+        if (kind != FOR_END) sp__record_count_orphan_drop();
+        return NULL;
+    }
     sp__rec *pos = atomic_load_explicit(&tb->pos, memory_order_relaxed);
     if (kind == FOR_END) return reserve_end(tb, pos);
     if (tb->dropping) {

@@ -107,6 +107,11 @@ void sp__record_discard(void);
 void sp__record_drain(uint64_t end_ticks, sp__drain_fn fn, void *ctx, uint64_t *dropped,
                       uint64_t *misuse);
 
+/* Counts an event lost because its thread has no buffer (allocation
+ * failed), and takes that count (resetting it) at collection. */
+void sp__record_count_orphan_drop(void);
+uint64_t sp__record_take_orphan_drops(void);
+
 /* Frees pooled chunks that no thread is using. */
 void sp__record_trim(void);
 

@@ -18,6 +18,13 @@
 _Thread_local sp__tbuf *sp__tls_tbuf;
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Events of threads whose buffer could not be allocated: they have nowhere
+ * to count their own drops, so they are counted here. */
+static _Atomic uint64_t orphan_drops;
+
+void sp__record_count_orphan_drop(void) { atomic_fetch_add_explicit(&orphan_drops, 1, memory_order_relaxed); }
+
+uint64_t sp__record_take_orphan_drops(void) { return atomic_exchange(&orphan_drops, 0); }
 static sp__tbuf *registry;
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
