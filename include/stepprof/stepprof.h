@@ -414,15 +414,17 @@ SP_API sp_status sp_profiler_start(sp_profiler *prof);
  * on_trace_ready), then opens "ProfileStep#N+1". num_samples is the batch
  * size for the benchmark timer, or -1 if unknown.
  * Errors: SP_ESTATE if not started or already stopped (counted as misuse),
- * SP_EBUSY as for start.
+ * SP_EBUSY as for start, SP_ENOMEM if a span could not be collected (it is
+ * lost; the previous result stays).
  * Threads: the thread that called start. */
 SP_API sp_status sp_profiler_step(sp_profiler *prof, int64_t num_samples);
 
 /* Stops profiling: closes the open step; if the state is RECORD or
  * RECORD_AND_RETURN, collects the span and calls on_trace_ready; READY warns
  * and discards. Waits until the built-in exporters have written every file.
- * Errors: SP_ESTATE if not started or stopped twice; SP_EIO if a built-in
- * exporter failed to write a file (the message names it).
+ * Errors: SP_ESTATE if not started or stopped twice; SP_ENOMEM if the span
+ * could not be collected; SP_EIO (or SP_ENOMEM) if a built-in handler could
+ * not write a span's file or create its directory (the message names it).
  * Threads: the thread that called start. */
 SP_API sp_status sp_profiler_stop(sp_profiler *prof);
 
@@ -549,7 +551,7 @@ SP_API void sp_result_span(const sp_result *result, int64_t *start_ns, int64_t *
 SP_API uint32_t sp_result_span_index(const sp_result *result);
 
 /* Writes a result to path; see sp_profiler_export.
- * Errors: SP_EINVAL, SP_EIO.
+ * Errors: SP_ENODATA if result is NULL, SP_EINVAL, SP_ENOMEM, SP_EIO.
  * Threads: any. */
 SP_API sp_status sp_result_export(const sp_result *result, const char *path, sp_format format);
 
