@@ -3,6 +3,8 @@
  * calls a non-inlined empty function once per iteration, wrapped in:
  *   empty        nothing (the baseline)
  *   closed       sp_range_begin/sp_range_end while no profiler records
+ *   timer only   the same while a started profiler runs only its benchmark
+ *                timer (CLOSED steps, timer_only): calls reach the library
  *   tsc x2       two raw rdtsc reads (the physical floor of a timed range)
  *   clock x2     two clock_gettime(CLOCK_MONOTONIC_RAW) calls
  *   record       sp_range_begin/sp_range_end while recording
@@ -119,7 +121,15 @@ int main(void)
     sp_options o;
     sp_options_init(&o);
     o.on_trace_ready = sp_handler_none();
+    o.timer_only = true;
     sp_profiler *prof;
+    if (sp_profiler_create(&o, &prof) != SP_OK || sp_profiler_start(prof) != SP_OK) {
+        fprintf(stderr, "bench_record: %s\n", sp_last_error());
+        return 1;
+    }
+    stats timer_only = measure(run_ranges, 0);
+    sp_profiler_destroy(prof);
+    o.timer_only = false;
     if (sp_profiler_create(&o, &prof) != SP_OK || sp_profiler_start(prof) != SP_OK) {
         fprintf(stderr, "bench_record: %s\n", sp_last_error());
         return 1;
@@ -132,10 +142,12 @@ int main(void)
     printf("%-34s %8s %8s %8s\n", "loop body", "median", "min", "max");
     row("empty (noinline call)", empty, 0, NULL);
     row("closed: begin+end, not recording", closed, 0, NULL);
+    row("timer only: begin+end", timer_only, 0, NULL);
     row("tsc x2", tsc, 0, NULL);
     row("clock_gettime x2", clk, 0, NULL);
     row("record: begin+end pair", rec, 0, NULL);
     printf("\nclosed - empty:              %6.2f ns per pair\n", closed.median - empty.median);
+    printf("timer only - empty:          %6.2f ns per pair\n", timer_only.median - empty.median);
     printf("record pair / (tsc x2):      %6.2fx  (pair %.2f ns over the loop, floor %.2f ns)\n",
            (rec.median - empty.median) / (tsc.median - empty.median), rec.median - empty.median,
            tsc.median - empty.median);

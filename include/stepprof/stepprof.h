@@ -171,6 +171,12 @@ SP_API const char *sp_counter_name(sp_counter_kind counter);
  *    are accepted; names over 4096 bytes are cut (counted as names_cut) and
  *    invalid UTF-8 is replaced by U+FFFD when the span is collected (counted).
  *
+ * Costs when not recording: with no profiler started, every call is one load
+ * and one branch. While a started profiler is not recording (CLOSED steps, or
+ * timer_only), sp_range_begin/_copy and sp_range_end call into the library
+ * (a few ns) so that the benchmark timer can measure Dataloader ranges;
+ * instants and counters stay one load and one branch.
+ *
  * A NULL name records "(null)". An out-of-range type records UserDefined and
  * counts a misuse. When the memory cap is reached, new events are dropped and
  * counted exactly (host_dropped); the end of a range whose begin was kept is
@@ -179,7 +185,8 @@ SP_API const char *sp_counter_name(sp_counter_kind counter);
  * Threads: any; each thread records into its own buffer. A range must end on
  * the thread that began it. */
 
-/* Internal: non-zero while a profiler holds the tracers in READY or RECORD.
+/* Internal: bit 0 is set while a profiler holds the tracers in READY or
+ * RECORD; bit 1 while a benchmark timer runs (it times Dataloader ranges).
  * Read by the inline functions below; never write it. */
 SP_API extern int sp__host_active;
 
@@ -189,14 +196,26 @@ SP_API void sp__range_end(void);
 SP_API void sp__instant(sp_event_type type, const char *name);
 SP_API void sp__counter(const char *name, double value);
 
-static inline int sp__is_active(void)
+#if defined(__GNUC__) || defined(__clang__)
+#define SP__EXPECT_FALSE(x) __builtin_expect(!!(x), 0)
+#else
+#define SP__EXPECT_FALSE(x) (x)
+#endif
+
+static inline int sp__active_bits(void)
 {
 #if defined(__GNUC__) || defined(__clang__)
-    return __builtin_expect(__atomic_load_n(&sp__host_active, __ATOMIC_RELAXED), 0);
+    return __atomic_load_n(&sp__host_active, __ATOMIC_RELAXED);
 #else
     return sp__host_active;
 #endif
 }
+
+/* Any bit: the library wants range begins and ends. */
+static inline int sp__is_active(void) { return SP__EXPECT_FALSE(sp__active_bits() != 0); }
+
+/* Bit 0: events are being recorded. */
+static inline int sp__is_recording(void) { return SP__EXPECT_FALSE(sp__active_bits() & 1); }
 
 /* Opens a range named by a static string (see above). */
 static inline void sp_range_begin(sp_event_type type, const char *name)
@@ -220,19 +239,19 @@ static inline void sp_range_end(void)
 /* Records a zero-length event named by a static string. */
 static inline void sp_instant(sp_event_type type, const char *name)
 {
-    if (sp__is_active()) sp__instant(type, name);
+    if (sp__is_recording()) sp__instant(type, name);
 }
 
 /* Records a counter sample (a value over time, e.g. queue depth), named by a
  * static string. Non-finite values are written as 0 and counted as misuse. */
 static inline void sp_counter(const char *name, double value)
 {
-    if (sp__is_active()) sp__counter(name, value);
+    if (sp__is_recording()) sp__counter(name, value);
 }
 
 /* Returns non-zero while ranges are being recorded (READY or RECORD).
  * Threads: any. */
-static inline int sp_is_recording(void) { return sp__is_active(); }
+static inline int sp_is_recording(void) { return sp__is_recording(); }
 
 /* Returns the raw timestamp that range calls use (TSC ticks, or
  * CLOCK_MONOTONIC_RAW nanoseconds where there is no invariant TSC). Only
@@ -379,6 +398,10 @@ typedef struct sp_options {
     /* Warnings go here; NULL means stderr. */
     sp_log_fn log;
     void *log_user;
+    /* Reports meant for the user's terminal (the Perf Summary printed at
+     * stop) go here, as complete lines; NULL means stdout. */
+    void (*report)(const char *text, void *user);
+    void *report_user;
 } sp_options;
 
 /* Fills opts with the defaults. Always call it before setting fields, so that
@@ -401,7 +424,9 @@ SP_API sp_status sp_profiler_create(const sp_options *opts, sp_profiler **out);
  * Threads: not concurrently with any other call on prof. */
 SP_API void sp_profiler_destroy(sp_profiler *prof);
 
-/* Starts profiling: starts the benchmark timer, applies the transition from
+/* Starts profiling: starts the benchmark timer (which times this thread's
+ * outermost Dataloader ranges as reader cost and the time between steps as
+ * batch cost; timers of nested profilers stack), applies the transition from
  * CLOSED to the scheduler's state for step 0, and opens "ProfileStep#0".
  * Errors: SP_ESTATE if already started, SP_EBUSY if another profiler holds
  * the tracers (this profiler then behaves as CLOSED and retries at its next
@@ -422,11 +447,22 @@ SP_API sp_status sp_profiler_step(sp_profiler *prof, int64_t num_samples);
 /* Stops profiling: closes the open step; if the state is RECORD or
  * RECORD_AND_RETURN, collects the span and calls on_trace_ready; READY warns
  * and discards. Waits until the built-in exporters have written every file.
+ * If more than 10 steps were timed, sends the benchmark Perf Summary (steps
+ * 11 and later) to the report callback, also with timer_only.
  * Errors: SP_ESTATE if not started or stopped twice; SP_ENOMEM if the span
  * could not be collected; SP_EIO (or SP_ENOMEM) if a built-in handler could
  * not write a span's file or create its directory (the message names it).
  * Threads: the thread that called start. */
 SP_API sp_status sp_profiler_stop(sp_profiler *prof);
+
+/* paddle's step_info(unit): the benchmark timer's averages since the
+ * previous call (" reader_cost: 0.51946 s batch_cost: 0.66077 s ips: 6.054
+ * images/s"; empty before any step), then resets those averages. unit NULL
+ * means "samples". The text is written to buf (always NUL-terminated, cut to
+ * size - 1 bytes).
+ * Errors: SP_EINVAL (NULL prof or buf, size 0), SP_ESTATE before start.
+ * Threads: the thread that called start. */
+SP_API sp_status sp_profiler_step_info(sp_profiler *prof, const char *unit, char *buf, size_t size);
 
 /* Returns the current state. Threads: any. */
 SP_API sp_state sp_profiler_state(const sp_profiler *prof);

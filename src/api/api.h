@@ -15,6 +15,12 @@ sp_status sp__profiler_submit(sp_profiler *prof, const char *path, sp_format for
 void sp__profiler_export_failed(sp_profiler *prof, sp_status code, const char *fmt, ...)
     SP__PRINTF(3, 4);
 
+/* The benchmark timer stack (timer_stack.c). */
+typedef struct sp__timer sp__timer;
+int64_t sp__timer_now_ns(void);
+void sp__timer_push(sp__timer *t);
+void sp__timer_pop(sp__timer *t);
+
 /* Sends a warning through the profiler's log callback. */
 void sp__profiler_warn(sp_profiler *prof, const char *fmt, ...) SP__PRINTF(2, 3);
 

@@ -7,6 +7,8 @@
  * them at a later transition. */
 #define _GNU_SOURCE
 #include "api.h"
+#include "cpu_util.h"
+#include "timer.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -22,6 +24,7 @@ struct sp_profiler {
     int holds_tracers;
     int busy_reported;
     sp__sync span_start; /* valid while recording a span */
+    sp__cpu_sample cpu_start;
     uint64_t step_begin_ticks;
     int step_open;
     sp_result *result;
@@ -30,6 +33,7 @@ struct sp_profiler {
     sp__writer *writer;
     sp_status export_status; /* first handler failure since the last stop */
     char export_error[512];
+    sp__timer timer;
 };
 
 static pthread_mutex_t owner_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -108,6 +112,7 @@ static void start_span(sp_profiler *p)
 {
     sp__record_discard(); /* READY's records only warmed the buffers */
     sp__clock_sync(&p->span_start);
+    sp__cpu_sample_take(&p->cpu_start);
 }
 
 static void release(sp_profiler *p)
@@ -141,8 +146,15 @@ static void fill_meta(const sp_profiler *p, sp__span_meta *m)
 /* Collects the span into p->result. A failure keeps the previous result. */
 static sp_status stop_with_result(sp_profiler *p)
 {
+    /* The end sample right at the stop, before collection work (§9). */
+    sp__cpu_sample cpu_end;
+    sp__cpu_sample_take(&cpu_end);
     sp__span_meta meta;
     fill_meta(p, &meta);
+    if (sp__cpu_utilization(&p->cpu_start, &cpu_end, &meta.cpu_process, &meta.cpu_system) != 0) {
+        if (!p->cpu_start.ok) sp__profiler_warn(p, "%s", SP__CPU_WARN_BEGIN);
+        if (!cpu_end.ok) sp__profiler_warn(p, "%s", SP__CPU_WARN_END);
+    }
     sp_result *r = NULL;
     sp_status s = sp__collect_span(&p->span_start, &meta, &r);
     if (s != SP_OK) {
@@ -280,6 +292,7 @@ sp_status sp_profiler_start(sp_profiler *p)
     if (!p) return sp__fail(SP_EINVAL, "sp_profiler_start: profiler is NULL");
     if (p->started) return misuse(p, "sp_profiler_start: the profiler was already started");
     p->started = 1;
+    sp__timer_push(&p->timer);
     if (p->opts.timer_only) return SP_OK;
     sp_status s = transition(p, sp_scheduler_state(&p->opts.scheduler, 0));
     open_step_event(p);
@@ -288,10 +301,10 @@ sp_status sp_profiler_start(sp_profiler *p)
 
 sp_status sp_profiler_step(sp_profiler *p, int64_t num_samples)
 {
-    (void)num_samples; /* feeds the benchmark timer (summary tables issue) */
     if (!p) return sp__fail(SP_EINVAL, "sp_profiler_step: profiler is NULL");
     if (!p->started) return misuse(p, "sp_profiler_step: called before sp_profiler_start");
     if (p->stopped) return misuse(p, "sp_profiler_step: called after sp_profiler_stop");
+    sp__timer_step(&p->timer, sp__timer_now_ns(), num_samples);
     if (p->opts.timer_only) {
         p->step_num++;
         return SP_OK;
@@ -319,12 +332,47 @@ static sp_status finish(sp_profiler *p, int fire)
     return s;
 }
 
+static void default_report(const char *text, void *user)
+{
+    (void)user;
+    fputs(text, stdout);
+    fflush(stdout);
+}
+
+static void report_perf_summary(sp_profiler *p)
+{
+    sp__buf text;
+    sp__buf_init(&text);
+    sp__timer_perf_summary(&p->timer, &text);
+    if (text.len > 0 && !text.failed) {
+        void (*fn)(const char *, void *) = p->opts.report ? p->opts.report : default_report;
+        fn(sp__buf_cstr(&text), p->opts.report_user);
+    }
+    sp__buf_fini(&text);
+}
+
+sp_status sp_profiler_step_info(sp_profiler *p, const char *unit, char *buf, size_t size)
+{
+    if (!p || !buf || size == 0) return sp__fail(SP_EINVAL, "sp_profiler_step_info: no buffer");
+    buf[0] = '\0';
+    if (!p->started) return misuse(p, "sp_profiler_step_info: called before sp_profiler_start");
+    sp__buf text;
+    sp__buf_init(&text);
+    sp__timer_step_info(&p->timer, unit, &text);
+    snprintf(buf, size, "%s", sp__buf_cstr(&text));
+    sp_status s = text.failed ? sp__fail(SP_ENOMEM, "out of memory") : SP_OK;
+    sp__buf_fini(&text);
+    return s;
+}
+
 sp_status sp_profiler_stop(sp_profiler *p)
 {
     if (!p) return sp__fail(SP_EINVAL, "sp_profiler_stop: profiler is NULL");
     if (!p->started) return misuse(p, "sp_profiler_stop: called before sp_profiler_start");
     if (p->stopped) return misuse(p, "sp_profiler_stop: the profiler was already stopped");
     p->stopped = 1;
+    sp__timer_pop(&p->timer);
+    report_perf_summary(p);
     if (p->opts.timer_only) return SP_OK;
     sp_status collected = finish(p, 1);
     char collect_error[512];
@@ -339,6 +387,7 @@ sp_status sp_profiler_stop(sp_profiler *p)
 void sp_profiler_destroy(sp_profiler *p)
 {
     if (!p) return;
+    if (p->started && !p->stopped) sp__timer_pop(&p->timer);
     if (p->started && !p->stopped && !p->opts.timer_only) finish(p, 0);
     if (p->writer) {
         sp__writer_wait(p->writer);

@@ -38,6 +38,8 @@ typedef struct sp__span_meta {
     int record_shapes, profile_memory, with_flops, with_stack;
     int64_t pid;
     char process_name[64];
+    /* CPU utilisation over the span (semantics.md §8), as fractions. */
+    double cpu_process, cpu_system;
 } sp__span_meta;
 
 struct sp_result {

@@ -204,10 +204,12 @@ static void put_header(writer *w, const char *path)
                    "\"stepprof_version\":\"%s\",\"span_indx\":%u,\n\"ExtraInfo\":{",
                    env_number(rank_vars, 0), env_number(size_vars, 1), SP_VERSION_STRING,
                    r->span_index);
+    sp__buf_printf(w->b, "\"System Cpu Utilization\":\"%f\",\"Process Cpu Utilization\":\"%f\"",
+                   r->meta.cpu_system, r->meta.cpu_process);
     for (size_t i = 0; i < r->thread_count; i++) {
         char tid[24];
         snprintf(tid, sizeof tid, "%llu", (unsigned long long)r->threads[i].tid);
-        sp__buf_puts(w->b, i ? "," : "");
+        sp__buf_puts(w->b, ",");
         put_str(w, tid);
         sp__buf_putc(w->b, ':');
         put_str(w, sp__result_name(r, r->threads[i].name));

@@ -7,8 +7,14 @@
  * At the memory cap the thread enters dropping mode. Invariant: while
  * dropped_open > 0 the thread stays in dropping mode, so every end seen then
  * belongs to a dropped begin (ranges are LIFO per thread); ends of kept ranges
- * go into the chunk's reserve, so kept ranges keep their ends. */
+ * go into the chunk's reserve, so kept ranges keep their ends.
+ *
+ * tb->limit and tb->hard_limit are gates for the fast path, not capacities:
+ * they are closed (set to the chunk start) while dropping and while a
+ * Dataloader range is being timed, and the slow path then measures the real
+ * room from the chunk itself. */
 #include "chunks.h"
+#include "reader.h"
 #include "threads.h"
 
 #include <math.h>
@@ -20,10 +26,21 @@ enum reserve_kind { FOR_BEGIN, FOR_END, FOR_OTHER };
 
 void sp__record_set_active(int active)
 {
-    __atomic_store_n(&sp__host_active, active, __ATOMIC_RELEASE);
+    if (active)
+        __atomic_fetch_or(&sp__host_active, 1, __ATOMIC_RELEASE);
+    else
+        __atomic_fetch_and(&sp__host_active, ~1, __ATOMIC_RELEASE);
 }
 
+static inline int recording(void) { return __atomic_load_n(&sp__host_active, __ATOMIC_RELAXED) & 1; }
+
 static inline sp__rec *chunk_end(const sp__chunk *c) { return (sp__rec *)c->recs + c->cap; }
+
+/* Where begins must stop, leaving the reserve for ends. */
+static inline sp__rec *begin_end(const sp__chunk *c)
+{
+    return c->cap > SP__END_RESERVE ? chunk_end(c) - SP__END_RESERVE : (sp__rec *)c->recs;
+}
 
 static void count(_Atomic uint64_t *counter)
 {
@@ -34,14 +51,22 @@ static void count(_Atomic uint64_t *counter)
 
 static void set_limits(sp__tbuf *tb)
 {
-    sp__rec *end = chunk_end(tb->cur);
-    if (tb->dropping) {
+    if (tb->dropping || tb->reader_open) {
         /* Force every event through the slow path. */
         tb->limit = tb->hard_limit = tb->cur->recs;
         return;
     }
-    tb->hard_limit = end;
-    tb->limit = tb->cur->cap > SP__END_RESERVE ? end - SP__END_RESERVE : tb->cur->recs;
+    tb->hard_limit = chunk_end(tb->cur);
+    tb->limit = begin_end(tb->cur);
+}
+
+/* Keeps the fast-path gates closed exactly while a Dataloader range is timed. */
+static void follow_reader(int reading)
+{
+    sp__tbuf *tb = sp__tls_tbuf;
+    if (!tb || tb->reader_open == reading) return;
+    tb->reader_open = reading;
+    set_limits(tb);
 }
 
 /* Moves the thread to a new chunk with room for n records; 0 if none. */
@@ -88,9 +113,12 @@ static sp__rec *reserve_end(sp__tbuf *tb, sp__rec *pos)
 static sp__rec *reserve_slow(size_t n, enum reserve_kind kind)
 {
     sp__tbuf *tb = sp__tls_tbuf;
-    if (!tb && !(tb = sp__thread_register())) {
-        if (kind != FOR_END) sp__record_count_orphan_drop();
-        return NULL;
+    if (!tb) {
+        if (!(tb = sp__thread_register())) {
+            if (kind != FOR_END) sp__record_count_orphan_drop();
+            return NULL;
+        }
+        tb->reader_open = sp__reader_is_open(); /* the first chunk's gates follow it */
     }
     sp__rec *pos = atomic_load_explicit(&tb->pos, memory_order_relaxed);
     if (kind == FOR_END) return reserve_end(tb, pos);
@@ -100,7 +128,7 @@ static sp__rec *reserve_slow(size_t n, enum reserve_kind kind)
         set_limits(tb);
         return tb->cur->recs;
     }
-    if (pos + n <= tb->limit) return pos;
+    if (pos + n <= begin_end(tb->cur)) return pos;
     if (!switch_chunk(tb, n)) return drop(tb, kind);
     set_limits(tb);
     return tb->cur->recs;
@@ -121,8 +149,10 @@ static sp_event_type checked_type(sp_event_type type)
 
 static void __attribute__((noinline)) begin_slow(sp_event_type type, const char *name)
 {
-    type = checked_type(type);
+    follow_reader(sp__reader_on_begin(type, (uint64_t)(uintptr_t)name));
+    if (!recording()) return;
     uint64_t t = sp__ticks();
+    type = checked_type(type);
     sp__rec *r = reserve_slow(1, FOR_BEGIN);
     if (!r) return;
     r->ticks = t;
@@ -136,7 +166,8 @@ void sp__range_begin(sp_event_type type, const char *name)
     sp__rec *r;
     if (SP__UNLIKELY(!tb) ||
         SP__UNLIKELY((r = atomic_load_explicit(&tb->pos, memory_order_relaxed)) >= tb->limit) ||
-        SP__UNLIKELY((unsigned)type >= SP_EVENT_TYPE_COUNT)) {
+        SP__UNLIKELY((unsigned)type >= SP_EVENT_TYPE_COUNT || type == SP_EVENT_DATALOADER) ||
+        SP__UNLIKELY(!recording())) {
         begin_slow(type, name);
         return;
     }
@@ -147,6 +178,8 @@ void sp__range_begin(sp_event_type type, const char *name)
 
 static void __attribute__((noinline)) end_slow(void)
 {
+    follow_reader(sp__reader_on_end());
+    if (!recording()) return; /* the benchmark timer alone costs no clock read */
     uint64_t t = sp__ticks();
     sp__rec *r = reserve_slow(1, FOR_END);
     if (!r) return;
@@ -160,7 +193,8 @@ void sp__range_end(void)
     sp__tbuf *tb = sp__tls_tbuf;
     sp__rec *r;
     if (SP__UNLIKELY(!tb) ||
-        SP__UNLIKELY((r = atomic_load_explicit(&tb->pos, memory_order_relaxed)) >= tb->hard_limit)) {
+        SP__UNLIKELY((r = atomic_load_explicit(&tb->pos, memory_order_relaxed)) >= tb->hard_limit) ||
+        SP__UNLIKELY(!recording())) {
         end_slow();
         return;
     }
@@ -187,8 +221,17 @@ static sp__rec *put_named(uint64_t ticks, unsigned kind, sp_event_type type, siz
     return r;
 }
 
+static uint64_t name_hash(const char *name, size_t len)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; name && i < len && i < 64; i++) h = (h ^ (unsigned char)name[i]) * 1099511628211ull;
+    return h;
+}
+
 void sp__range_begin_copy(sp_event_type type, const char *name, size_t len)
 {
+    follow_reader(sp__reader_on_begin(type, name_hash(name, len)));
+    if (!recording()) return;
     type = checked_type(type);
     sp__rec *r = put_named(sp__ticks(), SP__REC_BEGIN_COPY, type, 0, name, len, FOR_BEGIN);
     if (r) publish(r + 1 + SP__NAME_PAYLOAD_RECS(SP__REC_LOW(r->word)));
@@ -197,7 +240,7 @@ void sp__range_begin_copy(sp_event_type type, const char *name, size_t len)
 void sp_range_add(sp_event_type type, const char *name, size_t len, uint64_t begin_ticks,
                   uint64_t end_ticks)
 {
-    if (!sp__is_active()) return;
+    if (!sp__is_recording()) return;
     type = checked_type(type);
     if (end_ticks < begin_ticks) {
         sp__tbuf *tb = sp__tls_tbuf ? sp__tls_tbuf : sp__thread_register();

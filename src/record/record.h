@@ -69,6 +69,7 @@ typedef struct sp__tbuf {
     sp__chunk *cur;
     uint64_t dropped_open;  /* ranges begun while dropping, not yet ended */
     int dropping;
+    int reader_open;        /* a Dataloader range is being timed (reader.c) */
     _Atomic uint64_t dropped; /* events dropped at the cap (writer stores only) */
     _Atomic uint64_t misuse;  /* bad arguments seen on the hot path */
 

@@ -1,0 +1,44 @@
+/* cpu_util.h: process and system CPU utilisation between two samples
+ * (semantics.md §8), taken at tracer start and right after the tracers stop
+ * (§9: not after flush and tree building). cpu_util.c; Linux only. */
+#ifndef SP_COLLECT_CPU_UTIL_H
+#define SP_COLLECT_CPU_UTIL_H
+
+#include <stdint.h>
+
+#define SP__CPU_WARN_BEGIN "Failed to read cpu utilization information at record beginning."
+#define SP__CPU_WARN_END "Failed to read cpu utilization information at record end."
+
+/* One sample. The process fields come from times() and are always filled
+ * (0 if times() failed, which then reads as no progress); `ok` covers only
+ * the /proc/stat fields. */
+typedef struct sp__cpu_sample {
+    int ok;              /* 0 if /proc/stat could not be read or had < 8 counters */
+    uint64_t proc_ticks; /* utime + stime of this process, clock ticks (times()) */
+    uint64_t wall_ticks; /* times()' return value */
+    uint64_t busy, idle; /* /proc/stat "cpu" line: busy = user+nice+system+irq+softirq+steal,
+                            idle = idle+iowait */
+} sp__cpu_sample;
+
+/* Parses the first line of /proc/stat text ("cpu  ..."; "cpu" must be followed
+ * by a blank, so a per-core "cpu0" line is rejected). Reads up to 10 counters
+ * (guest and guest_nice are ignored; anything after the 10th is not looked
+ * at). Returns 0 and fills busy/idle, or -1 and leaves them untouched if the
+ * line has fewer than 8 counters or is malformed (a field that is not a
+ * plain decimal number, or one that overflows 64 bits). Exposed for tests. */
+int sp__cpu_parse_stat(const char *text, uint64_t *busy, uint64_t *idle);
+
+/* Reads times() and the first line of /proc/stat (fopen/fgets) into *s.
+ * Never fails; an unreadable /proc/stat leaves s->ok = 0. */
+void sp__cpu_sample_take(sp__cpu_sample *s);
+
+/* §8: process = (d utime + d stime) / d wall, 0 if d wall == 0, may exceed 1;
+ * system = d busy / (d busy + d idle), 0 if that is 0 or if either sample is
+ * not ok. A counter that went backwards (reset) counts as a delta of 0, so
+ * results are always finite and >= 0, and system <= 1. Returns how many of
+ * the two samples were unusable (0, 1 or 2); the caller tells which from
+ * begin->ok / end->ok and warns SP__CPU_WARN_BEGIN / SP__CPU_WARN_END. */
+int sp__cpu_utilization(const sp__cpu_sample *begin, const sp__cpu_sample *end,
+                        double *process, double *system);
+
+#endif

@@ -1,0 +1,220 @@
+/* test_timer_stack.c: the benchmark timer as the profiler drives it: the
+ * Perf Summary reaches the report callback at stop only after more than 10
+ * steps (also with timer_only), step_info reports the steps since the last
+ * call, Dataloader ranges of the timing thread become reader cost (whether
+ * or not the step is recorded) while those of other threads do not, and the
+ * ranges inside a timed Dataloader range are still recorded correctly.
+ * Only the presence and shape of the text are checked: the values depend on
+ * real time, which no test may rely on. */
+#include "check.h"
+#include "stepprof/stepprof.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct report_capture {
+    char text[8192];
+    int calls;
+} report_capture;
+
+static void capture(const char *text, void *user)
+{
+    report_capture *c = user;
+    c->calls++;
+    strncat(c->text, text, sizeof c->text - strlen(c->text) - 1);
+}
+
+static void quiet(sp_log_level level, const char *message, void *user)
+{
+    (void)level;
+    (void)message;
+    (void)user;
+}
+
+static volatile double sink;
+
+static void busy(int n)
+{
+    double x = 0;
+    for (int i = 0; i < n; i++) x += i * 0.5;
+    sink = x;
+}
+
+static sp_profiler *make(report_capture *c, int timer_only, const char *schedule)
+{
+    sp_options o;
+    sp_options_init(&o);
+    o.on_trace_ready = sp_handler_none();
+    o.timer_only = timer_only;
+    o.report = capture;
+    o.report_user = c;
+    o.log = quiet;
+    if (schedule) sp_scheduler_range(&o.scheduler, schedule[0] - '0', schedule[1] - '0');
+    sp_profiler *p = NULL;
+    CHECK_OK(sp_profiler_create(&o, &p));
+    return p;
+}
+
+/* One training step: a Dataloader range with an operator inside, then work. */
+static void train_step(void)
+{
+    sp_range_begin(SP_EVENT_DATALOADER, "DataLoader");
+    sp_range_begin(SP_EVENT_OPERATOR, "decode");
+    busy(20000);
+    sp_range_end();
+    sp_range_end();
+    SP_SCOPE(SP_EVENT_FORWARD, "forward");
+    busy(20000);
+}
+
+static void run_steps(sp_profiler *p, int steps, int64_t samples)
+{
+    CHECK_OK(sp_profiler_start(p));
+    for (int i = 0; i < steps; i++) {
+        train_step();
+        CHECK_OK(sp_profiler_step(p, samples));
+    }
+}
+
+static void test_timer_stack_perf_summary_after_more_than_ten_steps(void)
+{
+    report_capture c = {"", 0};
+    sp_profiler *p = make(&c, 0, "25");
+    run_steps(p, 12, 32);
+    CHECK_OK(sp_profiler_stop(p));
+    CHECK_EQ(1, c.calls);
+    CHECK(strstr(c.text, "Perf Summary") != NULL);
+    CHECK(strstr(c.text, "Reader Ratio: ") != NULL);
+    CHECK(strstr(c.text, "Time Unit: s, IPS Unit: samples/s") != NULL);
+    CHECK(strstr(c.text, "reader_cost") != NULL);
+    CHECK(strstr(c.text, "batch_cost") != NULL);
+    CHECK(strstr(c.text, "nan") == NULL && strstr(c.text, "inf") == NULL);
+    sp_profiler_destroy(p);
+}
+
+static void test_timer_stack_no_summary_for_ten_steps(void)
+{
+    report_capture c = {"", 0};
+    sp_profiler *p = make(&c, 0, NULL);
+    run_steps(p, 10, 32);
+    CHECK_OK(sp_profiler_stop(p));
+    CHECK_EQ(0, c.calls);
+    sp_profiler_destroy(p);
+}
+
+static void test_timer_stack_timer_only_and_steps_mode(void)
+{
+    report_capture c = {"", 0};
+    sp_profiler *p = make(&c, 1, NULL);
+    run_steps(p, 14, -1);
+    char info[256];
+    CHECK_OK(sp_profiler_step_info(p, NULL, info, sizeof info));
+    CHECK(strstr(info, " reader_cost: ") == info);
+    CHECK(strstr(info, " s batch_cost: ") != NULL);
+    CHECK(strstr(info, " steps/s") != NULL);
+    CHECK_OK(sp_profiler_stop(p));
+    CHECK(strstr(c.text, "IPS Unit: steps/s") != NULL);
+    CHECK(sp_profiler_result(p) == NULL); /* nothing recorded */
+    sp_profiler_destroy(p);
+}
+
+static void test_timer_stack_step_info_resets_and_takes_a_unit(void)
+{
+    report_capture c = {"", 0};
+    sp_profiler *p = make(&c, 1, NULL);
+    run_steps(p, 3, 16);
+    char info[256];
+    CHECK_OK(sp_profiler_step_info(p, "images", info, sizeof info));
+    CHECK(strstr(info, " images/s") != NULL);
+    CHECK_OK(sp_profiler_step_info(p, "images", info, sizeof info));
+    CHECK_STR_EQ("", info); /* no step since the previous call */
+    CHECK_EQ(SP_EINVAL, sp_profiler_step_info(p, NULL, NULL, 0));
+    sp_profiler_destroy(p);
+}
+
+static void *other_thread_dataloader(void *arg)
+{
+    (void)arg;
+    sp_range_begin(SP_EVENT_DATALOADER, "worker loader");
+    busy(20000);
+    sp_range_end();
+    return NULL;
+}
+
+static void test_timer_stack_other_threads_dataloader_is_not_reader_cost(void)
+{
+    report_capture c = {"", 0};
+    sp_profiler *p = make(&c, 1, NULL);
+    CHECK_OK(sp_profiler_start(p));
+    for (int i = 0; i < 12; i++) {
+        pthread_t t;
+        pthread_create(&t, NULL, other_thread_dataloader, NULL);
+        pthread_join(t, NULL);
+        busy(20000);
+        CHECK_OK(sp_profiler_step(p, 8));
+    }
+    CHECK_OK(sp_profiler_stop(p));
+    CHECK(strstr(c.text, "batch_cost") != NULL);
+    CHECK(strstr(c.text, "reader_cost") == NULL);
+    CHECK(strstr(c.text, "Reader Ratio") == NULL);
+    sp_profiler_destroy(p);
+}
+
+static void test_timer_stack_ranges_inside_timed_dataloader_are_recorded(void)
+{
+    report_capture c = {"", 0};
+    sp_profiler *p = make(&c, 0, NULL);
+    run_steps(p, 3, 8);
+    CHECK_OK(sp_profiler_stop(p));
+    const sp_result *r = sp_profiler_result(p);
+    size_t loaders = 0, decodes = 0, forwards = 0;
+    sp_event_info e;
+    for (size_t i = 0; sp_result_event(r, 0, i, &e) == SP_OK; i++) {
+        if (strcmp(e.name, "DataLoader") == 0) {
+            loaders++;
+            CHECK_EQ(SP_EVENT_DATALOADER, e.type);
+            CHECK_EQ(1, e.depth); /* inside its ProfileStep */
+        }
+        if (strcmp(e.name, "decode") == 0) {
+            decodes++;
+            CHECK_EQ(2, e.depth);
+        }
+        forwards += strcmp(e.name, "forward") == 0;
+    }
+    CHECK_EQ(3, loaders);
+    CHECK_EQ(3, decodes);
+    CHECK_EQ(3, forwards);
+    CHECK_U64_EQ(0, sp_result_counter(r, SP_COUNTER_UNMATCHED_ENDS));
+    CHECK_U64_EQ(0, sp_result_counter(r, SP_COUNTER_UNCLOSED_RANGES));
+    sp_profiler_destroy(p);
+    CHECK_EQ(0, sp_is_recording());
+}
+
+static void test_timer_stack_nested_profilers_time_their_own_steps(void)
+{
+    report_capture outer_c = {"", 0}, inner_c = {"", 0};
+    sp_profiler *outer = make(&outer_c, 1, NULL);
+    sp_profiler *inner = make(&inner_c, 1, NULL);
+    CHECK_OK(sp_profiler_start(outer));
+    run_steps(inner, 11, 4); /* an evaluation loop inside training */
+    CHECK_OK(sp_profiler_stop(inner));
+    CHECK_EQ(1, inner_c.calls);
+    for (int i = 0; i < 3; i++) CHECK_OK(sp_profiler_step(outer, 4));
+    CHECK_OK(sp_profiler_stop(outer));
+    CHECK_EQ(0, outer_c.calls); /* 3 steps only */
+    sp_profiler_destroy(inner);
+    sp_profiler_destroy(outer);
+}
+
+int main(void)
+{
+    RUN_TEST(test_timer_stack_perf_summary_after_more_than_ten_steps);
+    RUN_TEST(test_timer_stack_no_summary_for_ten_steps);
+    RUN_TEST(test_timer_stack_timer_only_and_steps_mode);
+    RUN_TEST(test_timer_stack_step_info_resets_and_takes_a_unit);
+    RUN_TEST(test_timer_stack_other_threads_dataloader_is_not_reader_cost);
+    RUN_TEST(test_timer_stack_ranges_inside_timed_dataloader_are_recorded);
+    RUN_TEST(test_timer_stack_nested_profilers_time_their_own_steps);
+    return TEST_SUMMARY();
+}
