@@ -155,10 +155,14 @@ static int train(mlp *m, loader *ld, sp_profiler *prof, const args *a, timing *t
         double t0 = now_s(), wait_s;
         int correct;
         float loss = train_step(m, ld, &correct, &wait_s);
-        if (step % 10 == 0 || step == a->steps - 1)
-            printf("step %4d  loss %.4f  acc %5.1f%%\n", step, loss,
-                   100.0 * correct / a->batch);
         if (failed(sp_profiler_step(prof, a->batch), "sp_profiler_step")) return -1;
+        if (step % 10 == 0 || step == a->steps - 1) {
+            /* paddle's step_info: averages since the previous call */
+            char info[160];
+            sp_profiler_step_info(prof, "samples", info, sizeof info);
+            printf("step %4d  loss %.4f  acc %5.1f%%%s\n", step, loss,
+                   100.0 * correct / a->batch, info);
+        }
         if (step > 0) {
             t->step_s += now_s() - t0;
             t->wait_s += wait_s;
