@@ -1,0 +1,205 @@
+/* model.c: builds the node model and the host time range summary of a
+ * result (model.h, semantics.md §5.2, §5.4, §6.0). One pass per thread over
+ * its events, which the collector left sorted by (start asc, end desc) with
+ * parent indices: events map to nodes in that order, so nodes are in start
+ * order and a valid parent precedes its child. Ranges of each type are
+ * gathered per thread in start order (so sp__spans_merge is one linear pass
+ * without a buffer), merged, and the merged pieces of all threads merged
+ * again at the end: the union across threads. */
+#include "model.h"
+
+#include "sys.h"
+
+#include <string.h>
+
+static int is_mark(const sp__event *e) {
+  return (e->flags & (SP_EVENT_FLAG_INSTANT | SP_EVENT_FLAG_COUNTER)) != 0;
+}
+
+/* Gives each range event a node, links children in start order and computes
+ * cpu and self_cpu. map has one slot per event (event index -> node index,
+ * -1 for marks). Returns -1 when the node array cannot be allocated. */
+static int build_nodes(sp__thread_model *t, int32_t *map) {
+  const sp__thread *th = t->thread;
+  size_t n = 0;
+  for (size_t i = 0; i < th->count; i++)
+    map[i] = is_mark(&th->events[i]) ? -1 : (int32_t)n++;
+  t->first_root = -1;
+  if (n == 0)
+    return 0;
+  t->nodes = sp__alloc(sizeof *t->nodes * n);
+  if (!t->nodes)
+    return -1;
+  t->count = n;
+  for (size_t i = 0; i < th->count; i++) {
+    if (map[i] < 0)
+      continue;
+    const sp__event *e = &th->events[i];
+    sp__node *nd = &t->nodes[map[i]];
+    nd->event = (uint32_t)i;
+    /* Only an earlier range event can be a parent: anything else (a
+     * hand-made result) would break the tree, so it becomes a root. */
+    int32_t p = e->parent;
+    nd->parent = p >= 0 && (size_t)p < i ? map[p] : -1;
+    nd->first_child = nd->next_sibling = -1;
+    nd->cpu = e->end_ns > e->start_ns ? e->end_ns - e->start_ns : 0;
+    nd->self_cpu = nd->cpu;
+  }
+  /* Prepending from the last node gives every list in start order. Once a
+   * parent's self_cpu is <= 0 it stays clamped at 0, so stop subtracting
+   * there: the sum of overlapping children can never overflow. */
+  for (size_t k = n; k-- > 0;) {
+    sp__node *nd = &t->nodes[k];
+    int32_t *head =
+        nd->parent >= 0 ? &t->nodes[nd->parent].first_child : &t->first_root;
+    nd->next_sibling = *head;
+    *head = (int32_t)k;
+    if (nd->parent >= 0) {
+      sp__node *p = &t->nodes[nd->parent];
+      if (p->self_cpu > 0)
+        p->self_cpu -= nd->cpu;
+    }
+  }
+  for (size_t k = 0; k < n; k++)
+    if (t->nodes[k].self_cpu < 0)
+      t->nodes[k].self_cpu = 0;
+  return 0;
+}
+
+/* Adds one thread's host ranges to the summary: per type, its ranges (in
+ * start order) into local[type], merged, then appended to the model's list.
+ * local lists are left empty for the next thread. */
+static int add_thread_ranges(sp__model *m, const sp__thread_model *t,
+                             sp__spans *local) {
+  const sp__event *ev = t->thread->events;
+  for (size_t k = 0; k < t->count; k++) {
+    const sp__event *e = &ev[t->nodes[k].event];
+    if (e->type >= SP_EVENT_TYPE_COUNT)
+      continue;
+    sp__spans_add(&local[e->type], e->start_ns, e->end_ns);
+    m->calls[e->type]++;
+  }
+  int rc = 0;
+  for (int ty = 0; ty < SP_EVENT_TYPE_COUNT; ty++) {
+    sp__spans *l = &local[ty];
+    if (l->failed)
+      rc = -1;
+    sp__spans_merge(l);
+    for (size_t i = 0; i < l->n; i++)
+      sp__spans_add(&m->cpu_ranges[ty], l->v[i].start, l->v[i].end);
+    if (m->cpu_ranges[ty].failed)
+      rc = -1;
+    l->n = 0;
+  }
+  return rc;
+}
+
+/* §6.0's denominator and its fallback. */
+static void pick_t(sp__model *m) {
+  m->T = m->cpu_sum[SP_EVENT_PROFILE_STEP];
+  if (m->T > 0)
+    return;
+  m->T_is_fallback = 1;
+  const sp_result *r = m->result;
+  if (!r)
+    return;
+  if (r->span_end_ns > r->span_start_ns) {
+    m->T = r->span_end_ns - r->span_start_ns;
+    return;
+  }
+  int any = 0;
+  int64_t lo = 0, hi = 0;
+  for (size_t t = 0; t < r->thread_count; t++) {
+    const sp__thread *th = &r->threads[t];
+    for (size_t i = 0; i < th->count; i++) {
+      const sp__event *e = &th->events[i];
+      if (!any || e->start_ns < lo)
+        lo = e->start_ns;
+      if (!any || e->end_ns > hi)
+        hi = e->end_ns;
+      any = 1;
+    }
+  }
+  m->T = any && hi > lo ? hi - lo : 0;
+}
+
+int sp__model_build(sp__model *m, const sp_result *r) {
+  sp__spans local[SP_EVENT_TYPE_COUNT];
+  memset(m, 0, sizeof *m);
+  m->result = r;
+  for (int ty = 0; ty < SP_EVENT_TYPE_COUNT; ty++) {
+    sp__spans_init(&m->cpu_ranges[ty]);
+    sp__spans_init(&local[ty]);
+  }
+  size_t nthreads = r ? r->thread_count : 0, most = 0;
+  if (nthreads) {
+    m->threads = sp__alloc(sizeof *m->threads * nthreads);
+    if (!m->threads)
+      goto fail;
+    m->thread_count = nthreads;
+  }
+  for (size_t t = 0; t < nthreads; t++) {
+    m->threads[t].thread = &r->threads[t];
+    m->threads[t].first_root = -1;
+    if (r->threads[t].count > most)
+      most = r->threads[t].count;
+  }
+  /* The visit stack doubles as the event -> node map while building. */
+  if (most) {
+    m->stack = sp__alloc(sizeof *m->stack * most);
+    if (!m->stack)
+      goto fail;
+  }
+  for (size_t t = 0; t < nthreads; t++) {
+    if (build_nodes(&m->threads[t], m->stack) != 0)
+      goto fail;
+    if (add_thread_ranges(m, &m->threads[t], local) != 0)
+      goto fail;
+  }
+  for (int ty = 0; ty < SP_EVENT_TYPE_COUNT; ty++) {
+    sp__spans_merge(&m->cpu_ranges[ty]);
+    m->cpu_sum[ty] = sp__spans_length(&m->cpu_ranges[ty]);
+    sp__spans_fini(&local[ty]);
+  }
+  pick_t(m);
+  return 0;
+fail:
+  for (int ty = 0; ty < SP_EVENT_TYPE_COUNT; ty++)
+    sp__spans_fini(&local[ty]);
+  m->failed = 1;
+  return -1;
+}
+
+void sp__model_fini(sp__model *m) {
+  if (!m)
+    return;
+  for (size_t t = 0; t < m->thread_count; t++)
+    sp__free(m->threads[t].nodes);
+  sp__free(m->threads);
+  for (int ty = 0; ty < SP_EVENT_TYPE_COUNT; ty++)
+    sp__spans_fini(&m->cpu_ranges[ty]);
+  sp__free(m->stack);
+  m->threads = NULL;
+  m->thread_count = 0;
+  m->stack = NULL;
+}
+
+void sp__model_visit(const sp__model *m, sp__visit_fn fn, void *ctx) {
+  if (!m || m->failed)
+    return;
+  /* Every node is pushed once, so a thread needs at most count slots, and
+   * the stack has one per event of the largest thread. */
+  int32_t *stack = m->stack;
+  for (size_t t = 0; t < m->thread_count; t++) {
+    const sp__thread_model *tm = &m->threads[t];
+    size_t sp = 0;
+    for (int32_t c = tm->first_root; c >= 0; c = tm->nodes[c].next_sibling)
+      stack[sp++] = c;
+    while (sp > 0) {
+      const sp__node *nd = &tm->nodes[stack[--sp]];
+      fn(ctx, tm, nd);
+      for (int32_t c = nd->first_child; c >= 0; c = tm->nodes[c].next_sibling)
+        stack[sp++] = c;
+    }
+  }
+}

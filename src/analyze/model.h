@@ -1,0 +1,93 @@
+/* model.h: the per-node quantities and time range summary that every summary
+ * table starts from (semantics.md §5.2, §5.4, §6.0). sp__model_build walks a
+ * collected result once: it gives each range event of each thread a node
+ * (children linked in start order, cpu and self_cpu), sums the host ranges
+ * of each event type (merged per thread, then unioned across threads) and
+ * picks the denominator T. sp__model_visit replays §5.4's first-seen order.
+ *
+ * Host part only: runtime and device records do not exist in results yet, so
+ * gpu, self_gpu and ggpu stay 0 and no CudaRuntime/device ranges are added;
+ * the GPU tracer fills them later.
+ *
+ * Decisions where the reference leaves room:
+ * - Instants and counter samples get no node and count nowhere.
+ * - self_cpu subtracts the children's plain durations and is clamped at 0
+ *   when overlapping (OVERLAP-flagged) children add up past cpu.
+ * - An event whose parent index is not an earlier range event of the same
+ *   thread (only possible in a hand-made or loaded result) becomes a root,
+ *   so the tree is always acyclic.
+ * - Events whose type is outside sp_event_type get nodes but enter no sum.
+ * - Merging per thread and then unioning across threads gives the same
+ *   closed set as one merge of all the per-thread pieces, which is how the
+ *   union is computed (linear, not threads x ranges).
+ * - T falls back whenever CPUSum[ProfileStep] == 0 (no step, or only
+ *   zero-length steps): the span's wall time if positive, else latest end -
+ *   earliest start over all events (instants included), else 0.
+ *
+ * Memory: about 56 bytes per range event plus 4 bytes per event of the
+ * largest thread; allocation only through sp__alloc.
+ * Threads: a model is built and visited by one thread at a time (visit uses
+ * a scratch stack owned by the model); the result must outlive the model. */
+#ifndef SP_ANALYZE_MODEL_H
+#define SP_ANALYZE_MODEL_H
+
+#include "collect.h"
+#include "intervals.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One per range event of a thread (instants/counters excluded). Nodes are in
+ * the thread's event order (start asc, end desc), so a parent always comes
+ * before its children. */
+typedef struct sp__node {
+    uint32_t event;                    /* index in the thread's events */
+    int32_t parent;                    /* index in the thread's nodes; -1 = a root */
+    int32_t first_child, next_sibling; /* children in start order; -1 = none */
+    int64_t cpu, self_cpu;             /* §5.2: end - start; cpu - children's, >= 0 */
+    int64_t gpu, self_gpu, ggpu;       /* 0 until device records exist */
+} sp__node;
+
+typedef struct sp__thread_model {
+    const sp__thread *thread;
+    sp__node *nodes;
+    size_t count;
+    int32_t first_root; /* roots linked by next_sibling in start order; -1 = none */
+} sp__thread_model;
+
+typedef struct sp__model {
+    const sp_result *result;
+    sp__thread_model *threads; /* ascending tid, as in the result */
+    size_t thread_count;
+    /* §6.0 time range summary, host side: per event type the ranges of all
+     * non-root host nodes merged per thread then unioned across threads
+     * (merged: sorted, strictly apart), their length and the node count. */
+    sp__spans cpu_ranges[SP_EVENT_TYPE_COUNT];
+    int64_t cpu_sum[SP_EVENT_TYPE_COUNT];
+    int64_t calls[SP_EVENT_TYPE_COUNT];
+    int64_t T;         /* CPUSum[ProfileStep], or the fallback below */
+    int T_is_fallback; /* 1 when CPUSum[ProfileStep] == 0: T = span wall time
+                          (span end - start; if that is <= 0, latest end -
+                          earliest start over all events; 0 without events) */
+    int failed;        /* the build ran out of memory */
+    int32_t *stack;    /* scratch for sp__model_visit: one slot per event of
+                          the largest thread */
+} sp__model;
+
+/* Builds m from r (NULL counts as an empty result). Linear in the number of
+ * events (the final merge of each type radix-sorts). Returns 0, or -1
+ * when memory ran out: m->failed is then set and m must still be passed to
+ * sp__model_fini. r is borrowed and must outlive m. */
+int sp__model_build(sp__model *m, const sp_result *r);
+
+/* Frees what the build allocated; safe after a failed build and twice. */
+void sp__model_fini(sp__model *m);
+
+/* §5.4 first-seen traversal: calls fn for every node of every thread,
+ * threads in ascending tid, depth first with an explicit stack starting at
+ * the root, children pushed in start order (so the LAST-starting child is
+ * visited first). Never allocates. Does nothing on a failed model. */
+typedef void (*sp__visit_fn)(void *ctx, const sp__thread_model *t, const sp__node *n);
+void sp__model_visit(const sp__model *m, sp__visit_fn fn, void *ctx);
+
+#endif
