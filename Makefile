@@ -8,7 +8,7 @@ DEMO_OUT   ?= $(BUILD)/demo/profiler_log
 DEMO_ARGS  ?= --workers 0
 CMAKE_ARGS ?=
 
-.PHONY: all deps build demo test test-default test-asan asan bench install clean
+.PHONY: all deps build demo test test-default test-asan asan bench golden install clean
 
 all: build
 
@@ -44,6 +44,11 @@ test-asan: asan
 
 bench: build
 	$(BUILD)/bench/bench_record
+
+# Rewrites tests/golden/ from the current output; review `git diff tests/golden` before committing.
+golden: build
+	cd $(BUILD) && SP_UPDATE_GOLDEN=1 ctest -R summary --output-on-failure
+	git diff --stat -- tests/golden
 
 install: build
 	cmake --install $(BUILD)

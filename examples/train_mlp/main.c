@@ -182,9 +182,18 @@ static int start_loader(const args *a, loader **out)
     return err;
 }
 
-/* Prints the demo's own timing, then the one "trace:" line. */
+/* Prints the profiler's summary tables (paddle's prof.summary()), the demo's
+ * own timing, then the one "trace:" line. */
 static void report(const timing *t, const sp_profiler *prof)
 {
+    const sp_result *result = sp_profiler_result(prof);
+    if (result) {
+        sp_summary_options so;
+        sp_summary_options_init(&so);
+        so.op_detail = false; /* keep the demo's output short */
+        if (sp_result_summary(result, &so, stdout) != SP_OK)
+            fprintf(stderr, "train_mlp: summary failed: %s\n", sp_last_error());
+    }
     if (t->steps > 0) {
         printf("avg step: %.2f ms (steps 1..%d)\n", 1e3 * t->step_s / t->steps, t->steps);
         printf("data wait: %.1f%% of step time (%.2f ms per step)\n",

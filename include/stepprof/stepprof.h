@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -597,6 +598,58 @@ SP_API sp_result *sp_result_retain(const sp_result *result);
 
 /* Releases a retained result. NULL does nothing. Threads: any. */
 SP_API void sp_result_release(sp_result *result);
+
+/* ------------------------------------------------------------------------ */
+/* Summary tables                                                            */
+
+/* paddle.profiler SortedKeys: how the Operator, Kernel and UserDefined
+ * tables are sorted. */
+typedef enum sp_sorted_key {
+    SP_SORTED_CPU_TOTAL = 0,
+    SP_SORTED_CPU_AVG = 1,
+    SP_SORTED_CPU_MAX = 2,
+    SP_SORTED_CPU_MIN = 3,
+    SP_SORTED_GPU_TOTAL = 4,
+    SP_SORTED_GPU_AVG = 5,
+    SP_SORTED_GPU_MAX = 6,
+    SP_SORTED_GPU_MIN = 7
+} sp_sorted_key;
+
+/* paddle.profiler SummaryView; sp_summary_options.views is a bitmask of
+ * (1u << view). */
+typedef enum sp_summary_view {
+    SP_VIEW_DEVICE = 0,
+    SP_VIEW_OVERVIEW = 1,
+    SP_VIEW_MODEL = 2,
+    SP_VIEW_DISTRIBUTED = 3,
+    SP_VIEW_KERNEL = 4,
+    SP_VIEW_OPERATOR = 5,
+    SP_VIEW_MEMORY = 6,
+    SP_VIEW_MEMORY_MANIPULATION = 7,
+    SP_VIEW_UDF = 8
+} sp_summary_view;
+
+typedef struct sp_summary_options {
+    sp_sorted_key sorted_by; /* default SP_SORTED_CPU_TOTAL */
+    bool op_detail;          /* default true: inner rows under each operator */
+    bool thread_sep;         /* default false: all threads merged */
+    const char *time_unit;   /* "s", "ms" (default), "us" or "ns" */
+    unsigned views;          /* bits (1u << SP_VIEW_*); 0 means every view */
+} sp_summary_options;
+
+/* Fills opts with paddle's summary() defaults. Threads: any. */
+SP_API void sp_summary_options_init(sp_summary_options *opts);
+
+/* Prints paddle's summary tables of a result to out, in paddle's order
+ * (Device, Overview, Model, Distributed, Operator, Kernel, Memory
+ * Manipulation, UserDefined), then a "Counters:" line if any counter of the
+ * span is non-zero. A span without events prints one notice line instead.
+ * Tables whose data does not exist yet (GPU, memory) are left out.
+ * opts may be NULL for the defaults.
+ * Errors: SP_EINVAL (NULL result or out, unknown time unit, sort key or view
+ * bits), SP_ENOMEM, SP_EIO (write error).
+ * Threads: any (a result is immutable). */
+SP_API sp_status sp_result_summary(const sp_result *result, const sp_summary_options *opts, FILE *out);
 
 #ifdef __cplusplus
 }

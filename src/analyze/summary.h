@@ -1,0 +1,55 @@
+/* summary.h: the summary tables of semantics.md §6, one function per table,
+ * each in its own file (table_<name>.c), and the driver that prints them in
+ * order (summary.c). Every table function builds its sp__table from the host
+ * model; it sets *out to NULL when its table is not printed for this input
+ * (e.g. the Model Summary with a single item) and returns -1 only when memory
+ * ran out. No table divides by zero or prints nan/inf. */
+#ifndef SP_ANALYZE_SUMMARY_H
+#define SP_ANALYZE_SUMMARY_H
+
+#include "intervals.h"
+#include "model.h"
+#include "table.h"
+
+/* paddle.profiler SortedKeys and SummaryView (semantics.md §1). */
+enum { SP__SORT_CPU_TOTAL, SP__SORT_CPU_AVG, SP__SORT_CPU_MAX, SP__SORT_CPU_MIN,
+       SP__SORT_GPU_TOTAL, SP__SORT_GPU_AVG, SP__SORT_GPU_MAX, SP__SORT_GPU_MIN };
+enum { SP__VIEW_DEVICE, SP__VIEW_OVERVIEW, SP__VIEW_MODEL, SP__VIEW_DISTRIBUTED, SP__VIEW_KERNEL,
+       SP__VIEW_OPERATOR, SP__VIEW_MEMORY, SP__VIEW_MEMORY_MANIPULATION, SP__VIEW_UDF };
+
+typedef struct sp__summary_opts {
+    int sorted_by;         /* SP__SORT_* */
+    int op_detail;
+    int thread_sep;
+    const char *time_unit; /* "s", "ms", "us" or "ns" */
+} sp__summary_opts;
+
+typedef int (*sp__table_fn)(const sp__model *m, const sp__summary_opts *o, sp__table **out);
+
+int sp__summary_device(const sp__model *m, const sp__summary_opts *o, sp__table **out);
+int sp__summary_overview(const sp__model *m, const sp__summary_opts *o, sp__table **out);
+int sp__summary_model(const sp__model *m, const sp__summary_opts *o, sp__table **out);
+int sp__summary_distributed(const sp__model *m, const sp__summary_opts *o, sp__table **out);
+int sp__summary_operator(const sp__model *m, const sp__summary_opts *o, sp__table **out);
+int sp__summary_kernel(const sp__model *m, const sp__summary_opts *o, sp__table **out);
+int sp__summary_memory_manipulation(const sp__model *m, const sp__summary_opts *o, sp__table **out);
+int sp__summary_userdefined(const sp__model *m, const sp__summary_opts *o, sp__table **out);
+
+/* §6.4 rules 1 and 2: the host communication ranges (nodes of type
+ * Communication, and Operator nodes whose lower-cased name contains
+ * "allreduce", "broadcast" or "rpc"), merged. Used by the Distributed and
+ * the Overview tables. Returns 0 or -1. */
+int sp__summary_cpu_comm(const sp__model *m, sp__spans *out);
+
+/* §6.3 Model items, shared by the Model and the Overview tables: for
+ * Dataloader, Forward, Backward, Optimization (outermost ranges only) and
+ * ProfileStep. */
+typedef struct sp__model_item {
+    int64_t calls, cpu_total, cpu_max, cpu_min;
+    int64_t gpu_total, gpu_max, gpu_min, ggpu_total;
+} sp__model_item;
+enum { SP__ITEM_PROFILE_STEP, SP__ITEM_DATALOADER, SP__ITEM_FORWARD, SP__ITEM_BACKWARD,
+       SP__ITEM_OPTIMIZATION, SP__ITEM_COUNT };
+void sp__summary_model_items(const sp__model *m, sp__model_item items[SP__ITEM_COUNT]);
+
+#endif

@@ -1,0 +1,275 @@
+/* table_operator.c: the Operator Summary of semantics.md §6.5, called by the
+ * summary driver. One §5.4 first-seen walk of the model groups every
+ * Operator node by name (per thread with thread_sep), and under each item its
+ * non-Operator children by name (the op_detail rows); then each group is
+ * sorted (stable: ties keep first-seen order) and printed.
+ *
+ * Decisions:
+ * - Paddle prints the table only when some Operator node exists
+ *   (`if statistic_data.event_summary.items:`), so without one *out is NULL.
+ * - Names are grouped by their interned id; the result's name table interns
+ *   by text, so that is grouping by name.
+ * - Device rows (an op's or an inner item's device records) need device
+ *   records, which results do not carry yet: none are printed.
+ * - Op rows print the summed flops; none are recorded yet, so "0".
+ * - Inner items of one op are found by a linear scan of that op's few inner
+ *   names; op items through a name-id -> item map, reset per group. */
+#include "summary.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NAME_WIDTH 52
+
+typedef struct stat {
+    int64_t calls, cpu, cpu_max, cpu_min, gpu, gpu_max, gpu_min;
+} stat;
+
+typedef struct item {
+    uint32_t name;
+    size_t seen; /* creation order: the stable tie-break */
+    double key;  /* larger sorts first */
+    stat s;
+    int32_t first_inner, last_inner;
+} item;
+
+typedef struct inner {
+    uint32_t name;
+    stat s;
+    int32_t next;
+} inner;
+
+typedef struct ctx {
+    const sp__model *m;
+    int thread_sep;
+    item *items;
+    size_t n_items, cap_items;
+    inner *inners;
+    size_t n_inners, cap_inners;
+    int32_t *map; /* name id (count = out of range) -> item, -1 = none */
+    size_t map_n, group_start;
+    size_t *groups; /* start index of each group; groups[n_groups] = n_items */
+    uint64_t *tids;
+    size_t n_groups;
+    int failed;
+} ctx;
+
+static void stat_add(stat *s, const sp__node *n)
+{
+    if (s->calls == 0 || n->cpu > s->cpu_max) s->cpu_max = n->cpu;
+    if (s->calls == 0 || n->cpu < s->cpu_min) s->cpu_min = n->cpu;
+    if (s->calls == 0 || n->ggpu > s->gpu_max) s->gpu_max = n->ggpu;
+    if (s->calls == 0 || n->ggpu < s->gpu_min) s->gpu_min = n->ggpu;
+    s->calls++;
+    s->cpu += n->cpu;
+    s->gpu += n->ggpu;
+}
+
+/* Grows *p (of *cap elements of size sz) to hold one more; 0 or -1. */
+static int grow(void **p, size_t *cap, size_t used, size_t sz)
+{
+    if (used < *cap) return 0;
+    size_t ncap = *cap ? *cap * 2 : 16;
+    void *np = sp__realloc(*p, ncap * sz);
+    if (!np) return -1;
+    *p = np;
+    *cap = ncap;
+    return 0;
+}
+
+static void start_group(ctx *c, uint64_t tid)
+{
+    for (size_t i = c->group_start; i < c->n_items; i++) c->map[c->items[i].name] = -1;
+    c->group_start = c->n_items;
+    c->groups[c->n_groups] = c->n_items;
+    c->tids[c->n_groups++] = tid;
+}
+
+static item *find_item(ctx *c, uint32_t name)
+{
+    if (c->map[name] >= 0) return &c->items[c->map[name]];
+    if (grow((void **)&c->items, &c->cap_items, c->n_items, sizeof *c->items)) return NULL;
+    item *it = &c->items[c->n_items];
+    memset(it, 0, sizeof *it);
+    it->name = name;
+    it->seen = c->n_items;
+    it->first_inner = it->last_inner = -1;
+    c->map[name] = (int32_t)c->n_items++;
+    return it;
+}
+
+static inner *find_inner(ctx *c, item *it, uint32_t name)
+{
+    for (int32_t k = it->first_inner; k >= 0; k = c->inners[k].next)
+        if (c->inners[k].name == name) return &c->inners[k];
+    if (grow((void **)&c->inners, &c->cap_inners, c->n_inners, sizeof *c->inners)) return NULL;
+    inner *in = &c->inners[c->n_inners];
+    memset(in, 0, sizeof *in);
+    in->name = name;
+    in->next = -1;
+    if (it->last_inner >= 0) c->inners[it->last_inner].next = (int32_t)c->n_inners;
+    else it->first_inner = (int32_t)c->n_inners;
+    it->last_inner = (int32_t)c->n_inners++;
+    return in;
+}
+
+static uint32_t name_key(const ctx *c, uint32_t id) { return id < c->map_n - 1 ? id : (uint32_t)(c->map_n - 1); }
+
+static void visit(void *vc, const sp__thread_model *t, const sp__node *n)
+{
+    ctx *c = vc;
+    const sp__event *e = &t->thread->events[n->event];
+    if (c->failed || e->type != SP_EVENT_OPERATOR) return;
+    if (c->n_groups == 0 || (c->thread_sep && c->tids[c->n_groups - 1] != t->thread->tid))
+        start_group(c, c->thread_sep ? t->thread->tid : 0);
+    item *it = find_item(c, name_key(c, e->name));
+    if (!it) { c->failed = 1; return; }
+    stat_add(&it->s, n);
+    for (int32_t k = n->first_child; k >= 0; k = t->nodes[k].next_sibling) {
+        const sp__event *ce = &t->thread->events[t->nodes[k].event];
+        if (ce->type == SP_EVENT_OPERATOR) continue;
+        inner *in = find_inner(c, it, name_key(c, ce->name));
+        if (!in) { c->failed = 1; return; }
+        stat_add(&in->s, &t->nodes[k]);
+    }
+}
+
+static double sort_key(const stat *s, int by)
+{
+    switch (by) {
+    case SP__SORT_CPU_AVG: return (double)s->cpu / (double)s->calls;
+    case SP__SORT_CPU_MAX: return (double)s->cpu_max;
+    case SP__SORT_CPU_MIN: return -(double)s->cpu_min;
+    case SP__SORT_GPU_TOTAL: return (double)s->gpu;
+    case SP__SORT_GPU_AVG: return (double)s->gpu / (double)s->calls;
+    case SP__SORT_GPU_MAX: return (double)s->gpu_max;
+    case SP__SORT_GPU_MIN: return -(double)s->gpu_min;
+    default: return (double)s->cpu;
+    }
+}
+
+static int cmp_item(const void *pa, const void *pb)
+{
+    const item *a = pa, *b = pb;
+    if (a->key != b->key) return a->key > b->key ? -1 : 1;
+    return a->seen < b->seen ? -1 : a->seen > b->seen;
+}
+
+static const char *unit_of(const sp__summary_opts *o)
+{
+    static const char *const units[] = {"s", "ms", "us", "ns"};
+    for (size_t i = 0; o->time_unit && i < 4; i++)
+        if (strcmp(o->time_unit, units[i]) == 0) return units[i];
+    return "ms";
+}
+
+/* prefix + name, cut to NAME_WIDTH code points with "..." (§6.5). */
+static void detail_name(char *out, size_t size, const char *prefix, const char *name)
+{
+    size_t plen = strlen(prefix), cps = 0, keep = 0, keep_bytes = 0;
+    for (const char *p = name; *p; p++) {
+        if (((unsigned char)*p & 0xC0) == 0x80) continue;
+        if (cps++ == NAME_WIDTH - plen - 3) keep_bytes = (size_t)(p - name), keep = 1;
+    }
+    if (cps + plen <= NAME_WIDTH) keep = 0;
+    if (keep) snprintf(out, size, "%s%.*s...", prefix, (int)keep_bytes, name);
+    else snprintf(out, size, "%s%s", prefix, name);
+}
+
+static void add_row(sp__table *t, const char *name, const stat *s, double cpu_den, double gpu_den,
+                    const char *flops, const char *unit)
+{
+    char calls[32], cpu[256], gpu[256];
+    snprintf(calls, sizeof calls, "%lld", (long long)s->calls);
+    sp__fmt_composite(cpu, sizeof cpu, (double)s->cpu, s->calls, (double)s->cpu_max,
+                      (double)s->cpu_min, (double)s->cpu, cpu_den, unit);
+    sp__fmt_composite(gpu, sizeof gpu, (double)s->gpu, s->calls, (double)s->gpu_max,
+                      (double)s->gpu_min, (double)s->gpu, gpu_den, unit);
+    const char *cells[] = {name, calls, cpu, gpu, flops};
+    sp__table_row(t, cells);
+}
+
+static void add_group(const ctx *c, const sp__summary_opts *o, sp__table *t, size_t g)
+{
+    char title[64], name[512];
+    const char *unit = unit_of(o);
+    item *first = &c->items[c->groups[g]];
+    size_t n = c->groups[g + 1] - c->groups[g];
+    if (c->thread_sep) snprintf(title, sizeof title, "Thread: %llu", (unsigned long long)c->tids[g]);
+    else snprintf(title, sizeof title, "Thread: All threads merged");
+    sp__table_title(t, title);
+    double cpu_sum = 0, gpu_sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        first[i].key = sort_key(&first[i].s, o->sorted_by);
+        cpu_sum += (double)first[i].s.cpu;
+        gpu_sum += (double)first[i].s.gpu;
+    }
+    qsort(first, n, sizeof *first, cmp_item);
+    for (size_t i = 0; i < n; i++) {
+        const item *it = &first[i];
+        add_row(t, sp__result_name(c->m->result, it->name), &it->s, cpu_sum, gpu_sum, "0", unit);
+        for (int32_t k = it->first_inner; o->op_detail && k >= 0; k = c->inners[k].next) {
+            const inner *in = &c->inners[k];
+            detail_name(name, sizeof name, "  ", sp__result_name(c->m->result, in->name));
+            add_row(t, name, &in->s, (double)it->s.cpu, (double)it->s.gpu, "-", unit);
+        }
+    }
+}
+
+static sp__table *render(const ctx *c, const sp__summary_opts *o)
+{
+    static const char *const head[] = {"Name", "Calls", "CPU Total / Avg / Max / Min / Ratio(%)",
+                                       "GPU Total / Avg / Max / Min / Ratio(%)", "FLOPs"};
+    char unit_line[32];
+    sp__table *t = sp__table_new(5);
+    if (!t) return NULL;
+    sp__table_column(t, 0, NAME_WIDTH, 0);
+    sp__table_column(t, 1, 6, 1);
+    sp__table_column(t, 2, 40, 1);
+    sp__table_column(t, 3, 40, 1);
+    sp__table_column(t, 4, 10, 0);
+    snprintf(unit_line, sizeof unit_line, "Time unit: %s", unit_of(o));
+    sp__table_title(t, "Operator Summary");
+    sp__table_text(t, unit_line);
+    sp__table_separator(t);
+    sp__table_header(t, head);
+    sp__table_separator(t);
+    for (size_t g = 0; g < c->n_groups; g++) add_group(c, o, t, g);
+    sp__table_separator(t);
+    sp__table_blank(t);
+    sp__table_blank(t);
+    return t;
+}
+
+int sp__summary_operator(const sp__model *m, const sp__summary_opts *o, sp__table **out)
+{
+    ctx c = {.m = m, .thread_sep = o->thread_sep};
+    int rc = -1;
+    *out = NULL;
+    if (m->failed || !m->result) return 0;
+    c.map_n = (size_t)m->result->names.count + 1;
+    c.map = sp__alloc(c.map_n * sizeof *c.map);
+    c.groups = sp__alloc((m->thread_count + 2) * sizeof *c.groups);
+    c.tids = sp__alloc((m->thread_count + 1) * sizeof *c.tids);
+    if (!c.map || !c.groups || !c.tids) goto done;
+    memset(c.map, 0xff, c.map_n * sizeof *c.map);
+    sp__model_visit(m, visit, &c);
+    if (c.failed) goto done;
+    rc = 0;
+    if (c.n_groups == 0) goto done; /* no Operator node: no table */
+    c.groups[c.n_groups] = c.n_items;
+    *out = render(&c, o);
+    if (!*out || sp__table_failed(*out)) {
+        sp__table_free(*out);
+        *out = NULL;
+        rc = -1;
+    }
+done:
+    sp__free(c.map);
+    sp__free(c.groups);
+    sp__free(c.tids);
+    sp__free(c.items);
+    sp__free(c.inners);
+    return rc;
+}

@@ -1,0 +1,163 @@
+/* test_summary.c: the whole summary as sp_result_summary prints it, for
+ * hand-built spans, against reviewed golden files in tests/golden/. The
+ * figures in each golden file are worked out by hand in the fixture's
+ * comment. Also: the defaults, option validation, views, the notice for an
+ * empty span and the note for a span without ProfileStep. */
+#include "fixture.h"
+#include "stepprof/stepprof.h"
+
+#define MS 1000000ll
+
+/* Two training steps on one thread (times in ms; T = union of the steps =
+ * [0, 20] = 20 ms):
+ *   ProfileStep#0 [0,10]: DataLoader [0,4], forward [4,7] (matmul [4.5,6.5]),
+ *                         backward [7,9], sgd [9,10]
+ *   ProfileStep#1 [10,20]: DataLoader [10,11], forward [11,15] (matmul [12,14]),
+ *                          backward [15,18], sgd [18,19], log [19,19.5]
+ * Overview (time, ratio = time / 20 ms), sorted by time, ties by type value:
+ *   ProfileStep 2 calls 20.00 100.00; Forward 2 7.00 35.00 (3 + 4);
+ *   Dataloader 2 5.00 25.00 (4 + 1; type 1 before Backward's 10);
+ *   Backward 2 5.00 25.00 (2 + 3); Operator 2 4.00 20.00; Optimization 2 2.00
+ *   10.00; PythonUserDefined 1 0.50 2.50.
+ * Model (total / avg / max / min / ratio; no GPU so GPU cells are 0.00):
+ *   ProfileStep 20.00 / 10.00 / 10.00 / 10.00 / 100.00
+ *   Dataloader 5.00 / 2.50 / 4.00 / 1.00 / 25.00; Forward 7.00 / 3.50 / 4.00 /
+ *   3.00 / 35.00; Backward 5.00 / 2.50 / 3.00 / 2.00 / 25.00; Optimization
+ *   2.00 / 1.00 / 1.00 / 1.00 / 10.00; Others 20 - 19 = 1.00, 5.00 %. */
+static sp_result *two_steps(void)
+{
+    static const fixture_range main_thread[] = {
+        {"ProfileStep#0", SP_EVENT_PROFILE_STEP, 0, 10 * MS},
+        {"DataLoader", SP_EVENT_DATALOADER, 0, 4 * MS},
+        {"forward", SP_EVENT_FORWARD, 4 * MS, 7 * MS},
+        {"matmul", SP_EVENT_OPERATOR, 4500000, 6500000},
+        {"backward", SP_EVENT_BACKWARD, 7 * MS, 9 * MS},
+        {"sgd", SP_EVENT_OPTIMIZATION, 9 * MS, 10 * MS},
+        {"ProfileStep#1", SP_EVENT_PROFILE_STEP, 10 * MS, 20 * MS},
+        {"DataLoader", SP_EVENT_DATALOADER, 10 * MS, 11 * MS},
+        {"forward", SP_EVENT_FORWARD, 11 * MS, 15 * MS},
+        {"matmul", SP_EVENT_OPERATOR, 12 * MS, 14 * MS},
+        {"backward", SP_EVENT_BACKWARD, 15 * MS, 18 * MS},
+        {"sgd", SP_EVENT_OPTIMIZATION, 18 * MS, 19 * MS},
+        {"log", SP_EVENT_PYTHON_USER_DEFINED, 19 * MS, 19500000},
+    };
+    sp_result *r = sp__result_new();
+    CHECK(r != NULL);
+    if (!r) return NULL;
+    r->span_start_ns = 0;
+    r->span_end_ns = 20 * MS;
+    fixture_add_thread(r, 100, "main", main_thread, sizeof main_thread / sizeof *main_thread);
+    return r;
+}
+
+/* Prints the summary of r into a string (static buffer). */
+static const char *summary_text(const sp_result *r, const sp_summary_options *o, sp_status *status)
+{
+    static char text[1 << 16];
+    FILE *f = fmemopen(text, sizeof text, "w");
+    CHECK(f != NULL);
+    if (!f) return "";
+    *status = sp_result_summary(r, o, f);
+    fclose(f);
+    return text;
+}
+
+static void test_summary_overview_and_model_golden(void)
+{
+    sp_result *r = two_steps();
+    sp_summary_options o;
+    sp_summary_options_init(&o);
+    o.views = (1u << SP_VIEW_OVERVIEW) | (1u << SP_VIEW_MODEL);
+    sp_status s;
+    const char *text = summary_text(r, &o, &s);
+    CHECK_OK(s);
+    fixture_check_golden("summary_two_steps.txt", text);
+    CHECK(strstr(text, "nan") == NULL && strstr(text, "inf") == NULL);
+    sp_result_release(r);
+}
+
+static void test_summary_time_unit_us(void)
+{
+    sp_result *r = two_steps();
+    sp_summary_options o;
+    sp_summary_options_init(&o);
+    o.views = 1u << SP_VIEW_MODEL;
+    o.time_unit = "us";
+    sp_status s;
+    const char *text = summary_text(r, &o, &s);
+    CHECK_OK(s);
+    CHECK(strstr(text, "Time unit: us") != NULL);
+    CHECK(strstr(text, "20000.00 / 10000.00 / 10000.00 / 10000.00 / 100.00") != NULL);
+    sp_result_release(r);
+}
+
+static void test_summary_rejects_bad_options(void)
+{
+    sp_result *r = two_steps();
+    sp_summary_options o;
+    sp_summary_options_init(&o);
+    sp_status s;
+    o.time_unit = "hours";
+    summary_text(r, &o, &s);
+    CHECK_EQ(SP_EINVAL, s);
+    CHECK_STR_EQ("time_unit must be one of s, ms, us, ns", sp_last_error());
+    sp_summary_options_init(&o);
+    o.sorted_by = (sp_sorted_key)8;
+    summary_text(r, &o, &s);
+    CHECK_EQ(SP_EINVAL, s);
+    sp_summary_options_init(&o);
+    o.views = 1u << 9;
+    summary_text(r, &o, &s);
+    CHECK_EQ(SP_EINVAL, s);
+    CHECK_EQ(SP_EINVAL, sp_result_summary(NULL, NULL, stdout));
+    sp_result_release(r);
+}
+
+static void test_summary_empty_span_prints_one_notice(void)
+{
+    sp_result *r = sp__result_new();
+    sp_status s;
+    const char *text = summary_text(r, NULL, &s);
+    CHECK_OK(s);
+    CHECK_STR_EQ("No events were recorded in this span: there is nothing to summarize.\n", text);
+    r->counters[SP_COUNTER_HOST_DROPPED] = 7;
+    text = summary_text(r, NULL, &s);
+    CHECK(strstr(text, "Counters: host_dropped=7\n") != NULL);
+    sp_result_release(r);
+}
+
+static void test_summary_without_profile_step_notes_the_window(void)
+{
+    static const fixture_range ops[] = {
+        {"matmul", SP_EVENT_OPERATOR, 0, 2 * MS},
+        {"relu", SP_EVENT_OPERATOR, 3 * MS, 4 * MS},
+    };
+    sp_result *r = sp__result_new();
+    r->span_start_ns = 0;
+    r->span_end_ns = 8 * MS; /* T falls back to the window: 8 ms */
+    fixture_add_thread(r, 7, "worker", ops, 2);
+    r->counters[SP_COUNTER_OVERLAP] = 1;
+    sp_summary_options o;
+    sp_summary_options_init(&o);
+    o.views = 1u << SP_VIEW_OVERVIEW;
+    sp_status s;
+    const char *text = summary_text(r, &o, &s);
+    CHECK_OK(s);
+    static const char note[] =
+        "Note: no ProfileStep in this span; ratios are relative to the recorded window.\n";
+    CHECK(strncmp(text, note, strlen(note)) == 0);
+    /* Operator: 2 calls, 3.00 ms merged, 3 / 8 = 37.50 % */
+    CHECK(strstr(text, "Operator                   2                          3.00                       37.50") != NULL);
+    CHECK(strstr(text, "Counters: overlap=1\n") != NULL);
+    sp_result_release(r);
+}
+
+int main(void)
+{
+    RUN_TEST(test_summary_overview_and_model_golden);
+    RUN_TEST(test_summary_time_unit_us);
+    RUN_TEST(test_summary_rejects_bad_options);
+    RUN_TEST(test_summary_empty_span_prints_one_notice);
+    RUN_TEST(test_summary_without_profile_step_notes_the_window);
+    return TEST_SUMMARY();
+}

@@ -1,0 +1,72 @@
+/* fixture.h: builds collected results by hand for analysis tests: a thread
+ * is a list of (name, type, start, end) ranges that gets its nesting exactly
+ * as the collector would give it (sp__tree_build), and golden files are
+ * compared byte for byte (written afresh when SP_UPDATE_GOLDEN is set, which
+ * `make golden` does; the diff is then reviewed in the commit). */
+#ifndef SP_TESTS_FIXTURE_H
+#define SP_TESTS_FIXTURE_H
+
+#include "check.h"
+#include "collect.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct fixture_range {
+    const char *name;
+    sp_event_type type;
+    int64_t start_ns, end_ns;
+} fixture_range;
+
+static inline void fixture_add_thread(sp_result *r, uint64_t tid, const char *thread_name,
+                                      const fixture_range *ranges, size_t n)
+{
+    sp__thread *ts = sp__realloc(r->threads, sizeof *ts * (r->thread_count + 1));
+    CHECK(ts != NULL);
+    if (!ts) return;
+    r->threads = ts;
+    sp__thread *t = &ts[r->thread_count++];
+    memset(t, 0, sizeof *t);
+    t->tid = tid;
+    t->name = sp__names_from_ptr(&r->names, thread_name);
+    t->events = n ? sp__alloc(sizeof *t->events * n) : NULL;
+    CHECK(n == 0 || t->events != NULL);
+    if (!t->events) return;
+    t->count = t->cap = n;
+    for (size_t i = 0; i < n; i++) {
+        sp__event *e = &t->events[i];
+        e->name = sp__names_from_ptr(&r->names, ranges[i].name);
+        e->type = (uint8_t)ranges[i].type;
+        e->start_ns = ranges[i].start_ns;
+        e->end_ns = ranges[i].end_ns;
+        e->parent = -1;
+    }
+    sp__tree_build(t->events, n);
+}
+
+/* Compares text with tests/golden/<name>; with SP_UPDATE_GOLDEN set, writes
+ * the file instead. */
+static inline void fixture_check_golden(const char *name, const char *text)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/golden/%s", SP_SOURCE_DIR, name);
+    if (getenv("SP_UPDATE_GOLDEN")) {
+        FILE *f = fopen(path, "wb");
+        CHECK(f != NULL);
+        if (f) {
+            fputs(text, f);
+            fclose(f);
+        }
+        return;
+    }
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL);
+    if (!f) return;
+    static char expected[1 << 16];
+    size_t n = fread(expected, 1, sizeof expected - 1, f);
+    fclose(f);
+    expected[n] = '\0';
+    CHECK_STR_EQ(expected, text);
+}
+
+#endif
