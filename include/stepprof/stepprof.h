@@ -651,6 +651,45 @@ SP_API void sp_summary_options_init(sp_summary_options *opts);
  * Threads: any (a result is immutable). */
 SP_API sp_status sp_result_summary(const sp_result *result, const sp_summary_options *opts, FILE *out);
 
+/* One summary table as data, for programs that show tables their own way
+ * (the Python package, the CLI, an HTML report) without parsing text. A
+ * table is a list of lines; header and row lines have one cell per column,
+ * title and text lines have their text in column 0. */
+typedef struct sp_summary_table sp_summary_table;
+
+typedef enum sp_line_kind {
+    SP_LINE_TITLE = 0,     /* the table's title (or a "Thread: ..." group title) */
+    SP_LINE_TEXT = 1,      /* a line of text: "Time unit: ms", notes */
+    SP_LINE_SEPARATOR = 2, /* dashes under each column */
+    SP_LINE_HEADER = 3,    /* column names */
+    SP_LINE_ROW = 4,       /* data */
+    SP_LINE_DASHES = 5,    /* a full-width line of dashes */
+    SP_LINE_BLANK = 6
+} sp_line_kind;
+
+/* Builds the table of one view (SP_VIEW_*) of a result. *out is NULL when
+ * that view prints no table for this result (for example the Model Summary
+ * with a single item, or views whose data is not recorded yet).
+ * Owned: free with sp_summary_table_destroy.
+ * Errors: SP_EINVAL (as sp_result_summary, or an unknown view), SP_ENOMEM.
+ * Threads: any. */
+SP_API sp_status sp_result_summary_table(const sp_result *result, sp_summary_view view,
+                                         const sp_summary_options *opts, sp_summary_table **out);
+
+/* Frees a table; NULL does nothing. Threads: any. */
+SP_API void sp_summary_table_destroy(sp_summary_table *table);
+
+/* The number of lines and columns of a table. Threads: any. */
+SP_API size_t sp_summary_table_lines(const sp_summary_table *table);
+SP_API size_t sp_summary_table_columns(const sp_summary_table *table);
+
+/* The kind of a line (SP_LINE_BLANK when out of range). Threads: any. */
+SP_API sp_line_kind sp_summary_table_line_kind(const sp_summary_table *table, size_t line);
+
+/* A cell's text ("" when out of range). Borrowed: valid until the table is
+ * destroyed. Threads: any. */
+SP_API const char *sp_summary_table_cell(const sp_summary_table *table, size_t line, size_t column);
+
 #ifdef __cplusplus
 }
 #endif

@@ -81,18 +81,76 @@ static sp_status render(const sp_result *r, const sp__summary_opts *o, unsigned 
     return s;
 }
 
+/* Checks the public options and converts them. */
+static sp_status check_options(const sp_summary_options *opts, sp__summary_opts *o)
+{
+    if (!known_unit(opts->time_unit))
+        return sp__fail(SP_EINVAL, "time_unit must be one of s, ms, us, ns");
+    if ((unsigned)opts->sorted_by > SP_SORTED_GPU_MIN)
+        return sp__fail(SP_EINVAL, "unknown sorted_by key %d", (int)opts->sorted_by);
+    if (opts->views >> 9) return sp__fail(SP_EINVAL, "unknown summary view bits 0x%x", opts->views);
+    *o = (sp__summary_opts){(int)opts->sorted_by, opts->op_detail, opts->thread_sep, opts->time_unit};
+    return SP_OK;
+}
+
+sp_status sp_result_summary_table(const sp_result *r, sp_summary_view view,
+                                  const sp_summary_options *opts, sp_summary_table **out)
+{
+    sp_summary_options defaults;
+    sp_summary_options_init(&defaults);
+    if (!opts) opts = &defaults;
+    if (!r || !out) return sp__fail(SP_EINVAL, "sp_result_summary_table: result and out are required");
+    *out = NULL;
+    if ((unsigned)view > SP_VIEW_UDF) return sp__fail(SP_EINVAL, "unknown summary view %d", (int)view);
+    sp__summary_opts o;
+    sp_status s = check_options(opts, &o);
+    if (s != SP_OK) return s;
+    sp__table_fn fn = NULL;
+    for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
+        if (tables[i].view == (int)view) fn = tables[i].fn;
+    if (!fn || event_count(r) == 0) return SP_OK;
+    sp__model m;
+    sp__table *t = NULL;
+    if (sp__model_build(&m, r) != 0 || fn(&m, &o, &t) != 0) s = sp__fail(SP_ENOMEM, "out of memory");
+    sp__model_fini(&m);
+    if (s != SP_OK) {
+        sp__table_free(t);
+        return s;
+    }
+    *out = (sp_summary_table *)t;
+    return SP_OK;
+}
+
+/* The public line kinds are the internal ones, value for value. */
+_Static_assert((int)SP_LINE_TITLE == (int)SP__LINE_TITLE && (int)SP_LINE_TEXT == (int)SP__LINE_TEXT &&
+                   (int)SP_LINE_SEPARATOR == (int)SP__LINE_SEPARATOR &&
+                   (int)SP_LINE_HEADER == (int)SP__LINE_HEADER && (int)SP_LINE_ROW == (int)SP__LINE_ROW &&
+                   (int)SP_LINE_DASHES == (int)SP__LINE_DASHES && (int)SP_LINE_BLANK == (int)SP__LINE_BLANK,
+               "sp_line_kind must mirror sp__line_kind");
+
+void sp_summary_table_destroy(sp_summary_table *t) { sp__table_free((sp__table *)t); }
+size_t sp_summary_table_lines(const sp_summary_table *t) { return sp__table_lines((const sp__table *)t); }
+size_t sp_summary_table_columns(const sp_summary_table *t) { return sp__table_ncols((const sp__table *)t); }
+
+sp_line_kind sp_summary_table_line_kind(const sp_summary_table *t, size_t line)
+{
+    return (sp_line_kind)sp__table_line_kind((const sp__table *)t, line);
+}
+
+const char *sp_summary_table_cell(const sp_summary_table *t, size_t line, size_t column)
+{
+    return sp__table_cell((const sp__table *)t, line, column);
+}
+
 sp_status sp_result_summary(const sp_result *r, const sp_summary_options *opts, FILE *out)
 {
     sp_summary_options defaults;
     sp_summary_options_init(&defaults);
     if (!opts) opts = &defaults;
     if (!r || !out) return sp__fail(SP_EINVAL, "sp_result_summary: result and output are required");
-    if (!known_unit(opts->time_unit))
-        return sp__fail(SP_EINVAL, "time_unit must be one of s, ms, us, ns");
-    if ((unsigned)opts->sorted_by > SP_SORTED_GPU_MIN)
-        return sp__fail(SP_EINVAL, "unknown sorted_by key %d", (int)opts->sorted_by);
-    if (opts->views >> 9) return sp__fail(SP_EINVAL, "unknown summary view bits 0x%x", opts->views);
-    sp__summary_opts o = {(int)opts->sorted_by, opts->op_detail, opts->thread_sep, opts->time_unit};
+    sp__summary_opts o;
+    sp_status check = check_options(opts, &o);
+    if (check != SP_OK) return check;
     sp__buf text;
     sp__buf_init(&text);
     sp_status s = render(r, &o, opts->views, &text);

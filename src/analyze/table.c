@@ -153,6 +153,8 @@ void sp__table_row(sp__table *t, const char *const *cells)
 
 int sp__table_failed(const sp__table *t) { return !t || t->failed; }
 
+size_t sp__table_ncols(const sp__table *t) { return t ? t->ncols : 0; }
+
 size_t sp__table_lines(const sp__table *t) { return t ? t->nlines : 0; }
 
 sp__line_kind sp__table_line_kind(const sp__table *t, size_t i)

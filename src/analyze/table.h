@@ -71,6 +71,7 @@ int sp__table_failed(const sp__table *t);
 
 /* Data access. Out-of-range line or column indexes give SP__LINE_BLANK,
  * "" and 0. */
+size_t sp__table_ncols(const sp__table *t);
 size_t sp__table_lines(const sp__table *t);
 sp__line_kind sp__table_line_kind(const sp__table *t, size_t i);
 /* Header/row cells; the text of title/text lines at col 0; "" otherwise. */

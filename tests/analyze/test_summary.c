@@ -152,8 +152,42 @@ static void test_summary_without_profile_step_notes_the_window(void)
     sp_result_release(r);
 }
 
+static void test_summary_tables_as_data(void)
+{
+    sp_result *r = two_steps();
+    sp_summary_table *t = NULL;
+    CHECK_OK(sp_result_summary_table(r, SP_VIEW_MODEL, NULL, &t));
+    CHECK(t != NULL);
+    CHECK_EQ(4, sp_summary_table_columns(t));
+    CHECK_EQ(SP_LINE_TITLE, sp_summary_table_line_kind(t, 0));
+    CHECK_STR_EQ("Model Summary", sp_summary_table_cell(t, 0, 0));
+    CHECK_STR_EQ("Time unit: ms", sp_summary_table_cell(t, 1, 0));
+    size_t rows = 0;
+    for (size_t i = 0; i < sp_summary_table_lines(t); i++) {
+        if (sp_summary_table_line_kind(t, i) != SP_LINE_ROW) continue;
+        if (rows == 1) { /* the second row is the Dataloader item worked out above */
+            CHECK_STR_EQ("  Dataloader", sp_summary_table_cell(t, i, 0));
+            CHECK_STR_EQ("2", sp_summary_table_cell(t, i, 1));
+            CHECK_STR_EQ("5.00 / 2.50 / 4.00 / 1.00 / 25.00", sp_summary_table_cell(t, i, 2));
+        }
+        rows++;
+    }
+    CHECK_EQ(6, rows); /* ProfileStep, four phases, Others */
+    CHECK_STR_EQ("", sp_summary_table_cell(t, 999, 0));
+    CHECK_EQ(SP_LINE_BLANK, sp_summary_table_line_kind(t, 999));
+    sp_summary_table_destroy(t);
+    /* a view with no table for this span, and bad arguments */
+    CHECK_OK(sp_result_summary_table(r, SP_VIEW_KERNEL, NULL, &t));
+    CHECK(t == NULL);
+    CHECK_EQ(SP_EINVAL, sp_result_summary_table(r, (sp_summary_view)42, NULL, &t));
+    CHECK_EQ(SP_EINVAL, sp_result_summary_table(NULL, SP_VIEW_MODEL, NULL, &t));
+    sp_summary_table_destroy(NULL);
+    sp_result_release(r);
+}
+
 int main(void)
 {
+    RUN_TEST(test_summary_tables_as_data);
     RUN_TEST(test_summary_overview_and_model_golden);
     RUN_TEST(test_summary_time_unit_us);
     RUN_TEST(test_summary_rejects_bad_options);

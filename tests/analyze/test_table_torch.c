@@ -1,0 +1,316 @@
+/* test_table_torch.c: the torch-style table (semantics.md §6.11) for
+ * hand-built results, against reviewed golden files tests/golden/torch_*.txt.
+ * The figures of each golden file are worked out by hand in the fixture's
+ * comment (times in us unless marked; Name width = min(longest + 4, 55);
+ * percentages of the summed self CPU). Also: sort key validation, the
+ * device columns, and running out of memory. */
+#include "fixture.h"
+#include "table_torch.h"
+
+#define US 1000ll
+#define MS 1000000ll
+
+/* Builds a one- or two-thread result, its model, and the table text. */
+typedef struct built {
+    sp_result *r;
+    sp__model m;
+    sp__buf text;
+} built;
+
+static void build(built *b, const fixture_range *t1, size_t n1, const fixture_range *t2,
+                  size_t n2)
+{
+    b->r = sp__result_new();
+    CHECK(b->r != NULL);
+    b->r->span_start_ns = 0;
+    b->r->span_end_ns = 2 * 1000 * MS;
+    if (n1) fixture_add_thread(b->r, 100, "main", t1, n1);
+    if (n2) fixture_add_thread(b->r, 200, "worker", t2, n2);
+    CHECK_EQ(0, sp__model_build(&b->m, b->r));
+    sp__buf_init(&b->text);
+}
+
+static const char *table(built *b, const char *sort_by, int row_limit)
+{
+    b->text.len = 0;
+    CHECK_EQ(0, sp__torch_table(&b->m, sort_by, row_limit, &b->text));
+    return sp__buf_cstr(&b->text);
+}
+
+static void done(built *b)
+{
+    sp__buf_fini(&b->text);
+    sp__model_fini(&b->m);
+    sp_result_release(b->r);
+}
+
+/* Nested operators, one thread:
+ *   aten::linear [0,100]: aten::t [10,20], aten::addmm [20,90] (aten::copy_ [30,50])
+ *   aten::linear [200,260]: aten::addmm [210,250]
+ * self / total / avg / calls:
+ *   aten::addmm  (70-20)+40 = 90 / 70+40 = 110 / 55 / 2
+ *   aten::linear (100-10-70)+(60-40) = 40 / 160 / 80 / 2
+ *   aten::copy_  20 / 20 / 20 / 1;   aten::t 10 / 10 / 10 / 1
+ * Sum self = 160 (= the roots' 100 + 60). Self CPU %: 56.25, 25.00, 12.50,
+ * 6.25; CPU total %: 68.75, 100.00, 12.50, 6.25. Name width 12 + 4 = 16. */
+static const fixture_range nested[] = {
+    {"aten::linear", SP_EVENT_OPERATOR, 0, 100 * US},
+    {"aten::t", SP_EVENT_OPERATOR, 10 * US, 20 * US},
+    {"aten::addmm", SP_EVENT_OPERATOR, 20 * US, 90 * US},
+    {"aten::copy_", SP_EVENT_OPERATOR, 30 * US, 50 * US},
+    {"aten::linear", SP_EVENT_OPERATOR, 200 * US, 260 * US},
+    {"aten::addmm", SP_EVENT_OPERATOR, 210 * US, 250 * US},
+};
+#define N(a) (sizeof a / sizeof *a)
+
+static void test_table_torch_nested_self_vs_total(void)
+{
+    built b;
+    build(&b, nested, N(nested), NULL, 0);
+    const char *text = table(&b, NULL, 100);
+    fixture_check_golden("torch_nested.txt", text);
+    CHECK(strstr(text, "Self CPU time total: 160.000us\n") != NULL);
+    done(&b);
+}
+
+/* Two threads (grouping crosses threads; ms and s formats):
+ *   main:   forward (Forward) [0,2ms] with aten::mm [0.5ms,1.5ms]
+ *   worker: aten::mm [0,1.2s]; save (PythonUserDefined) [1.3s,1.3004s]
+ * aten::mm: self = total = 1ms + 1200ms = 1.201s, avg 600.500ms, 2 calls;
+ * forward: self 1.000ms, total 2.000ms; save 400.000us.
+ * Sum self = 1202.4ms -> "1.202s". Self %: 1201/1202.4 = 99.88%, 1/1202.4 =
+ * 0.08%, 0.4/1202.4 = 0.03%; forward total 2/1202.4 = 0.17%. Width 8 + 4 = 12. */
+static void test_table_torch_two_threads(void)
+{
+    static const fixture_range main_thread[] = {
+        {"forward", SP_EVENT_FORWARD, 0, 2 * MS},
+        {"aten::mm", SP_EVENT_OPERATOR, 500 * US, 1500 * US},
+    };
+    static const fixture_range worker[] = {
+        {"aten::mm", SP_EVENT_OPERATOR, 0, 1200 * MS},
+        {"save", SP_EVENT_PYTHON_USER_DEFINED, 1300 * MS, 1300 * MS + 400 * US},
+    };
+    built b;
+    build(&b, main_thread, N(main_thread), worker, N(worker));
+    fixture_check_golden("torch_two_threads.txt", table(&b, NULL, 100));
+    done(&b);
+}
+
+/* Three steps of 10ms; the third step's Dataloader is already spelled the
+ * torch way, so all three land in one group:
+ *   ProfileStep#0 [0,10ms]: DataLoader [0,2ms], aten::add [3,4ms]
+ *   ProfileStep#1 [10,20ms]: DataLoader [10,11ms], aten::add [12,14ms]
+ *   ProfileStep#2 [20,30ms]: enumerate(DataLoader)#DataLoader.__next__
+ *                            [20,21ms], aten::add [25,26ms]
+ * ProfilerStep*: total 30ms, self 30 - 4 - 4 = 22ms, avg 10ms, 3 calls.
+ * enumerate(DataLoader)#DataLoader.__next__ and aten::add: 4ms each, avg
+ * 1.333ms, 3 calls; tie broken by first occurrence (Dataloader at 0).
+ * Sum self 30ms: 73.33% / 100.00%; 13.33% / 13.33% twice. Width 41 + 4. */
+static void test_table_torch_profiler_step_grouping(void)
+{
+    static const fixture_range steps[] = {
+        {"ProfileStep#0", SP_EVENT_PROFILE_STEP, 0, 10 * MS},
+        {"DataLoader", SP_EVENT_DATALOADER, 0, 2 * MS},
+        {"aten::add", SP_EVENT_OPERATOR, 3 * MS, 4 * MS},
+        {"ProfileStep#1", SP_EVENT_PROFILE_STEP, 10 * MS, 20 * MS},
+        {"DataLoader", SP_EVENT_DATALOADER, 10 * MS, 11 * MS},
+        {"aten::add", SP_EVENT_OPERATOR, 12 * MS, 14 * MS},
+        {"ProfileStep#2", SP_EVENT_PROFILE_STEP, 20 * MS, 30 * MS},
+        {"enumerate(DataLoader)#DataLoader.__next__", SP_EVENT_DATALOADER, 20 * MS, 21 * MS},
+        {"aten::add", SP_EVENT_OPERATOR, 25 * MS, 26 * MS},
+    };
+    built b;
+    build(&b, steps, N(steps), NULL, 0);
+    const char *text = table(&b, NULL, -1);
+    fixture_check_golden("torch_steps.txt", text);
+    CHECK(strstr(text, "ProfileStep#") == NULL && strstr(text, "ProfilerStep#") == NULL);
+    done(&b);
+}
+
+/* Four groups whose order differs under every key (sum self = 100us):
+ *   outer [0,40] (inner [2,37]):  self 5,  total 40, avg 40, 1 call
+ *   inner + [100,101]:            self 36, total 36, avg 18, 2 calls
+ *   mid 3 x 15:                   self 45, total 45, avg 15, 3 calls
+ *   tiny 7 x 2:                   self 14, total 14, avg 2,  7 calls
+ * self_cpu_time_total: mid, inner, tiny, outer
+ * cpu_time_total:      mid, outer, inner, tiny
+ * cpu_time_avg:        outer, inner, mid, tiny
+ * count:               tiny, mid, inner, outer
+ * Self %: 5.00, 36.00, 45.00, 14.00; total %: 40.00, 36.00, 45.00, 14.00. */
+static const fixture_range keyed[] = {
+    {"outer", SP_EVENT_USER_DEFINED, 0, 40 * US},
+    {"inner", SP_EVENT_OPERATOR, 2 * US, 37 * US},
+    {"inner", SP_EVENT_OPERATOR, 100 * US, 101 * US},
+    {"mid", SP_EVENT_OPERATOR, 200 * US, 215 * US},
+    {"mid", SP_EVENT_OPERATOR, 220 * US, 235 * US},
+    {"mid", SP_EVENT_OPERATOR, 240 * US, 255 * US},
+    {"tiny", SP_EVENT_OPERATOR, 300 * US, 302 * US},
+    {"tiny", SP_EVENT_OPERATOR, 310 * US, 312 * US},
+    {"tiny", SP_EVENT_OPERATOR, 320 * US, 322 * US},
+    {"tiny", SP_EVENT_OPERATOR, 330 * US, 332 * US},
+    {"tiny", SP_EVENT_OPERATOR, 340 * US, 342 * US},
+    {"tiny", SP_EVENT_OPERATOR, 350 * US, 352 * US},
+    {"tiny", SP_EVENT_OPERATOR, 360 * US, 362 * US},
+};
+
+static void test_table_torch_each_sort_key(void)
+{
+    static const char *const keys[] = {"self_cpu_time_total", "cpu_time_total", "cpu_time_avg",
+                                       "count"};
+    built b;
+    build(&b, keyed, N(keyed), NULL, 0);
+    for (size_t i = 0; i < N(keys); i++) {
+        char golden[64];
+        snprintf(golden, sizeof golden, "torch_sort_%s.txt", keys[i]);
+        fixture_check_golden(golden, table(&b, keys[i], 100));
+    }
+    done(&b);
+}
+
+static void test_table_torch_sort_key_defaults_and_errors(void)
+{
+    built b;
+    build(&b, keyed, N(keyed), NULL, 0);
+    sp__buf want;
+    sp__buf_init(&want);
+    sp__buf_puts(&want, table(&b, "self_cpu_time_total", 100));
+    CHECK_STR_EQ(sp__buf_cstr(&want), table(&b, NULL, 100));
+    want.len = 0;
+    sp__buf_puts(&want, table(&b, "cpu_time_avg", 100));
+    CHECK_STR_EQ(sp__buf_cstr(&want), table(&b, "cpu_time", 100)); /* torch's name */
+    b.text.len = 0;
+    CHECK_EQ(-2, sp__torch_table(&b.m, "cuda_time_total", 100, &b.text));
+    CHECK_EQ(-2, sp__torch_table(&b.m, "", 100, &b.text));
+    CHECK_EQ(0, (int)b.text.len);
+    sp__buf_fini(&want);
+    done(&b);
+}
+
+/* row_limit 1 keeps only aten::addmm; the width (16) and the footer still
+ * count every group (torch computes both before the limit). */
+static void test_table_torch_row_limit_one(void)
+{
+    built b;
+    build(&b, nested, N(nested), NULL, 0);
+    const char *text = table(&b, NULL, 1);
+    fixture_check_golden("torch_row_limit_1.txt", text);
+    CHECK(strstr(text, "aten::linear") == NULL);
+    CHECK(strstr(text, "Self CPU time total: 160.000us\n") != NULL);
+    CHECK(strstr(table(&b, NULL, 0), "aten::") == NULL);
+    done(&b);
+}
+
+/* Only zero-length ranges: every time 0.000us, sum self 0 so both
+ * percentages print "NaN" as torch's _format_time_share does. aten::empty
+ * (2 calls, first at 5us) before mark (at 7us) on the all-zero tie. */
+static void test_table_torch_zero_length_nan(void)
+{
+    static const fixture_range zero[] = {
+        {"aten::empty", SP_EVENT_OPERATOR, 5 * US, 5 * US},
+        {"mark", SP_EVENT_USER_DEFINED, 7 * US, 7 * US},
+        {"aten::empty", SP_EVENT_OPERATOR, 9 * US, 9 * US},
+    };
+    built b;
+    build(&b, zero, N(zero), NULL, 0);
+    const char *text = table(&b, NULL, 100);
+    fixture_check_golden("torch_zero_length.txt", text);
+    CHECK(strstr(text, "Self CPU time total: 0.000us\n") != NULL);
+    CHECK(strstr(text, "nan") == NULL && strstr(text, "inf") == NULL);
+    done(&b);
+}
+
+/* Names of 51 (kept), 52 and 60 characters (cut to 52 + "..."), and a
+ * 52-code-point name with a 2-byte "é" (cut by code points, not bytes).
+ * Width min(60 + 4, 55) = 55. Each range 10us: 25.00% each. */
+#define L50 "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX"
+static void test_table_torch_long_names_cut(void)
+{
+    static const fixture_range longs[] = {
+        {L50 "1", SP_EVENT_OPERATOR, 0, 10 * US},
+        {L50 "12", SP_EVENT_OPERATOR, 20 * US, 30 * US},
+        {L50 "1234567890", SP_EVENT_OPERATOR, 40 * US, 50 * US},
+        {"\xc3\xa9" L50 "9", SP_EVENT_OPERATOR, 60 * US, 70 * US},
+    };
+    built b;
+    build(&b, longs, N(longs), NULL, 0);
+    const char *text = table(&b, NULL, 100);
+    fixture_check_golden("torch_long_names.txt", text);
+    CHECK(strstr(text, "  " L50 "1  ") != NULL);
+    CHECK(strstr(text, L50 "12...  ") != NULL);
+    CHECK(strstr(text, "\xc3\xa9" L50 "9...  ") != NULL);
+    CHECK(strstr(text, "1234567890") == NULL);
+    done(&b);
+}
+
+/* No events: torch's _build_table returns "" for no events. */
+static void test_table_torch_empty_model(void)
+{
+    built b;
+    build(&b, NULL, 0, NULL, 0);
+    const char *text = table(&b, NULL, 100);
+    fixture_check_golden("torch_empty.txt", text);
+    CHECK_STR_EQ("", text);
+    done(&b);
+}
+
+/* Device time (none recorded yet, so poked into the nodes): the four CUDA
+ * columns appear before "# of Calls", with their own footer. */
+static void test_table_torch_device_columns(void)
+{
+    built b;
+    build(&b, nested, N(nested), NULL, 0);
+    b.m.threads[0].nodes[2].gpu = b.m.threads[0].nodes[2].self_gpu = 30 * US;
+    const char *text = table(&b, NULL, 100);
+    CHECK(strstr(text, "  CPU time avg     Self CUDA   Self CUDA %    CUDA total  CUDA time avg"
+                       "    # of Calls  \n") != NULL);
+    CHECK(strstr(text, "Self CUDA time total: 30.000us\n") != NULL);
+    CHECK(strstr(text, "100.00%") != NULL);
+    done(&b);
+}
+
+/* Every allocation failing in turn gives -1 or, where the failure hits
+ * nothing that matters, the full table; at least one run fails. */
+static void test_table_torch_out_of_memory(void)
+{
+    built b;
+    build(&b, keyed, N(keyed), NULL, 0);
+    sp__buf want;
+    sp__buf_init(&want);
+    sp__alloc_fail_at(0);
+    CHECK_EQ(0, sp__torch_table(&b.m, NULL, 100, &want));
+    uint64_t made = sp__alloc_fail_at(0), failures = 0;
+    CHECK(made >= 3); /* slots, groups, a name at least */
+    for (uint64_t k = 1; k <= made; k++) {
+        sp__buf out;
+        sp__buf_init(&out);
+        sp__alloc_fail_at(k);
+        int rc = sp__torch_table(&b.m, NULL, 100, &out);
+        sp__alloc_fail_at(0);
+        if (rc == 0) {
+            CHECK_STR_EQ(sp__buf_cstr(&want), sp__buf_cstr(&out));
+        } else {
+            CHECK_EQ(-1, rc);
+            failures++;
+        }
+        sp__buf_fini(&out);
+    }
+    CHECK(failures > 0);
+    sp__buf_fini(&want);
+    done(&b);
+}
+
+int main(void)
+{
+    RUN_TEST(test_table_torch_nested_self_vs_total);
+    RUN_TEST(test_table_torch_two_threads);
+    RUN_TEST(test_table_torch_profiler_step_grouping);
+    RUN_TEST(test_table_torch_each_sort_key);
+    RUN_TEST(test_table_torch_sort_key_defaults_and_errors);
+    RUN_TEST(test_table_torch_row_limit_one);
+    RUN_TEST(test_table_torch_zero_length_nan);
+    RUN_TEST(test_table_torch_long_names_cut);
+    RUN_TEST(test_table_torch_empty_model);
+    RUN_TEST(test_table_torch_device_columns);
+    RUN_TEST(test_table_torch_out_of_memory);
+    return TEST_SUMMARY();
+}
