@@ -44,6 +44,7 @@ test-asan: asan
 
 bench: build
 	$(BUILD)/bench/bench_record
+	$(BUILD)/bench/bench_summary
 
 # Rewrites tests/golden/ from the current output; review `git diff tests/golden` before committing.
 golden: build

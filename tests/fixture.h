@@ -44,6 +44,32 @@ static inline void fixture_add_thread(sp_result *r, uint64_t tid, const char *th
     sp__tree_build(t->events, n);
 }
 
+/* Appends a synthetic CUDA runtime call (CUPTI RUNTIME record) to thread t. */
+static inline void fixture_add_runtime(sp_result *r, sp__thread *t, const char *name,
+                                       int64_t start_ns, int64_t end_ns, uint32_t correlation)
+{
+    sp__runtime *rt = sp__realloc(t->runtimes, sizeof *rt * (t->runtime_count + 1));
+    CHECK(rt != NULL);
+    if (!rt) return;
+    t->runtimes = rt;
+    rt[t->runtime_count++] = (sp__runtime){start_ns, end_ns, sp__names_from_ptr(&r->names, name),
+                                           correlation, 211, 0, -2};
+}
+
+/* Appends a synthetic device record (kernel, memcpy or memset) on device 0
+ * unless told otherwise. */
+static inline void fixture_add_device(sp_result *r, const char *name, sp_event_type type,
+                                      int64_t start_ns, int64_t end_ns, uint32_t device,
+                                      uint32_t stream, uint32_t correlation)
+{
+    sp__device_rec *d = sp__realloc(r->devices, sizeof *d * (r->device_count + 1));
+    CHECK(d != NULL);
+    if (!d) return;
+    r->devices = d;
+    d[r->device_count++] = (sp__device_rec){start_ns, end_ns, sp__names_from_ptr(&r->names, name),
+                                            (uint8_t)type, device, 1, stream, correlation, 0, -2, -2};
+}
+
 /* Compares text with tests/golden/<name>; with SP_UPDATE_GOLDEN set, writes
  * the file instead. */
 static inline void fixture_check_golden(const char *name, const char *text)

@@ -131,6 +131,8 @@ int sp__model_build(sp__model *m, const sp_result *r) {
     sp__spans_init(&m->cpu_ranges[ty]);
     sp__spans_init(&local[ty]);
   }
+  for (int ty = 0; ty < 3; ty++)
+    sp__spans_init(&m->gpu_ranges[ty]);
   size_t nthreads = r ? r->thread_count : 0, most = 0;
   if (nthreads) {
     m->threads = sp__alloc(sizeof *m->threads * nthreads);
@@ -156,6 +158,8 @@ int sp__model_build(sp__model *m, const sp_result *r) {
     if (add_thread_ranges(m, &m->threads[t], local) != 0)
       goto fail;
   }
+  if (r && sp__model_add_gpu(m) != 0)
+    goto fail;
   for (int ty = 0; ty < SP_EVENT_TYPE_COUNT; ty++) {
     sp__spans_merge(&m->cpu_ranges[ty]);
     m->cpu_sum[ty] = sp__spans_length(&m->cpu_ranges[ty]);
@@ -178,6 +182,13 @@ void sp__model_fini(sp__model *m) {
   sp__free(m->threads);
   for (int ty = 0; ty < SP_EVENT_TYPE_COUNT; ty++)
     sp__spans_fini(&m->cpu_ranges[ty]);
+  for (int ty = 0; ty < 3; ty++)
+    sp__spans_fini(&m->gpu_ranges[ty]);
+  sp__free(m->device_ids);
+  sp__free(m->device_kernel_sum);
+  m->device_ids = NULL;
+  m->device_kernel_sum = NULL;
+  m->device_count = 0;
   sp__free(m->stack);
   m->threads = NULL;
   m->thread_count = 0;

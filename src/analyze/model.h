@@ -53,6 +53,9 @@ typedef struct sp__thread_model {
     sp__node *nodes;
     size_t count;
     int32_t first_root; /* roots linked by next_sibling in start order; -1 = none */
+    /* GPU time of the whole thread (its root): every node's and every
+     * root-level runtime call's device work; the §9 fallback denominators. */
+    int64_t root_gpu, root_ggpu;
 } sp__thread_model;
 
 typedef struct sp__model {
@@ -65,6 +68,16 @@ typedef struct sp__model {
     sp__spans cpu_ranges[SP_EVENT_TYPE_COUNT];
     int64_t cpu_sum[SP_EVENT_TYPE_COUNT];
     int64_t calls[SP_EVENT_TYPE_COUNT];
+    /* §6.0 device side, per device type (0 Kernel, 1 Memcpy, 2 Memset; all
+     * devices and streams unioned, unattributed records included): merged
+     * ranges, their length and the record count. Per device: kernel time
+     * (union over its streams), devices in ascending id. */
+    sp__spans gpu_ranges[3];
+    int64_t gpu_sum[3];
+    int64_t gpu_calls[3];
+    uint32_t *device_ids;
+    int64_t *device_kernel_sum;
+    size_t device_count;
     int64_t T;         /* CPUSum[ProfileStep], or the fallback below */
     int T_is_fallback; /* 1 when CPUSum[ProfileStep] == 0: T = span wall time
                           (span end - start; if that is <= 0, latest end -
@@ -82,6 +95,12 @@ int sp__model_build(sp__model *m, const sp_result *r);
 
 /* Frees what the build allocated; safe after a failed build and twice. */
 void sp__model_fini(sp__model *m);
+
+/* model_gpu.c: charges attributed device time to nodes (gpu, self_gpu, ggpu;
+ * self_cpu loses the runtime calls, §5.2), adds the runtime calls to
+ * cpu_ranges[CudaRuntime] and fills the device side above. Called by
+ * sp__model_build; returns 0 or -1. */
+int sp__model_add_gpu(sp__model *m);
 
 /* §5.4 first-seen traversal: calls fn for every node of every thread,
  * threads in ascending tid, depth first with an explicit stack starting at

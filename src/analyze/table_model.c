@@ -75,13 +75,11 @@ static void add_others(sp__table *t, double cpu, double gpu, double T, double G,
     sp__table_row(t, cells);
 }
 
-/* The sum of gpu over every thread root's children: the §9 fallback for G. */
+/* The sum of gpu over every thread root: the §9 fallback for G. */
 static double gpu_of_roots(const sp__model *m)
 {
     double g = 0;
-    for (size_t i = 0; i < m->thread_count; i++)
-        for (int32_t c = m->threads[i].first_root; c >= 0; c = m->threads[i].nodes[c].next_sibling)
-            g += (double)m->threads[i].nodes[c].gpu;
+    for (size_t i = 0; i < m->thread_count; i++) g += (double)m->threads[i].root_gpu;
     return g;
 }
 

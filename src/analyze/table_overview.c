@@ -2,7 +2,8 @@
  * type, the merged time of its ranges over all threads and its share of T.
  * Dataloader, Forward, Backward and Optimization take their figures from the
  * Model items (outermost ranges only), Communication from the merged host
- * communication ranges. GPU rows appear once device records exist. */
+ * communication ranges. The GPU rows sum device records per type over all
+ * devices and streams, merged. */
 #include "summary.h"
 
 #include <stdio.h>
@@ -111,7 +112,12 @@ int sp__summary_overview(const sp__model *m, const sp__summary_opts *o, sp__tabl
     sp__table_separator(t);
     sp__table_header(t, gpu_header);
     sp__table_separator(t);
-    /* GPU rows (Kernel, Memcpy, Memset, Communication) come with device records. */
+    /* Kernel, Memcpy and Memset over all devices and streams. The GPU
+     * Communication row needs the NCCL kernel classification of §6.4 rule 3
+     * (not yet). */
+    static const char *const gpu_names[] = {"Kernel", "Memcpy", "Memset"};
+    for (int g = 0; g < 3; g++)
+        if (m->gpu_calls[g] > 0) add_row(t, gpu_names[g], 1, m->gpu_calls[g], m->gpu_sum[g], m, o->time_unit);
     sp__table_separator(t);
     for (size_t i = 0; i < sizeof note / sizeof *note; i++) sp__table_text(t, note[i]);
     sp__table_dashes(t);

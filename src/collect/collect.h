@@ -24,6 +24,31 @@ typedef struct sp__event {
     double value;    /* counter samples */
 } sp__event;
 
+/* A CUDA runtime or driver API call (CUPTI RUNTIME / DRIVER record), kept
+ * on the host thread that made it. */
+typedef struct sp__runtime {
+    int64_t start_ns;
+    int64_t end_ns;
+    uint32_t name;        /* id in the result's names, e.g. "cudaLaunchKernel_v7000" */
+    uint32_t correlation; /* shared with the device records it launched */
+    uint32_t cbid;
+    uint8_t driver;       /* 1 for a driver API call */
+    int32_t host;         /* attribution: innermost host event containing start, -1 = thread root */
+} sp__runtime;
+
+/* A device activity record: a kernel, a memcpy or a memset. */
+typedef struct sp__device_rec {
+    int64_t start_ns;
+    int64_t end_ns;
+    uint32_t name;        /* id in the result's names (demangled kernel name, "MEMCPY_HtoD") */
+    uint8_t type;         /* SP_EVENT_KERNEL, SP_EVENT_MEMCPY or SP_EVENT_MEMSET */
+    uint32_t device, context, stream, correlation;
+    uint64_t bytes;       /* memcpy / memset size */
+    /* attribution: the runtime call that launched it, thread -1 = unattributed */
+    int32_t thread;       /* index in the result's threads */
+    int32_t runtime;      /* index in that thread's runtimes */
+} sp__device_rec;
+
 typedef struct sp__thread {
     uint64_t tid;
     uint32_t name;   /* id in the result's names */
@@ -31,6 +56,8 @@ typedef struct sp__thread {
     sp__event *events;
     size_t count;
     size_t cap;
+    sp__runtime *runtimes; /* sorted by start; attributed by sp__attribute */
+    size_t runtime_count;
 } sp__thread;
 
 /* Metadata copied from the profiler's options and the process. */
@@ -49,6 +76,8 @@ struct sp_result {
     uint64_t counters[SP_COUNTER_COUNT];
     sp__thread *threads; /* ascending tid */
     size_t thread_count;
+    sp__device_rec *devices; /* every device record of the span */
+    size_t device_count;
     sp__names names;
     sp__span_meta meta;
 };
@@ -65,6 +94,14 @@ uint64_t sp__tree_build(sp__event *events, size_t count);
 /* The warning a scheduler deserves when a profiler adopts it (ready == 0),
  * or NULL (semantics.md §2.1, §2.3). */
 const char *sp__scheduler_warning(const sp_scheduler *s);
+
+/* GPU attribution (semantics.md §5.1 steps 2, 3 and 6): sorts each thread's
+ * runtime records, attaches each to the innermost host range that contains
+ * its start (counting those that end after that range: straddling_runtime),
+ * and links each device record to its runtime call by correlation id (a
+ * duplicate id: the last runtime wins, counted; no runtime: unattributed,
+ * counted, kept). Idempotent. Returns 0 or -1 (out of memory). */
+int sp__attribute(sp_result *r);
 
 /* Result construction helpers (result.c). */
 sp_result *sp__result_new(void);

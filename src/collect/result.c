@@ -20,8 +20,12 @@ sp_result *sp__result_new(void)
 void sp__result_free(sp_result *r)
 {
     if (!r) return;
-    for (size_t i = 0; i < r->thread_count; i++) sp__free(r->threads[i].events);
+    for (size_t i = 0; i < r->thread_count; i++) {
+        sp__free(r->threads[i].events);
+        sp__free(r->threads[i].runtimes);
+    }
     sp__free(r->threads);
+    sp__free(r->devices);
     sp__names_fini(&r->names);
     sp__free(r);
 }

@@ -226,6 +226,7 @@ sp_status sp__collect_span(const sp__sync *start, const sp__span_meta *meta, sp_
         sp__thread *t = &c.r->threads[i];
         c.r->counters[SP_COUNTER_OVERLAP] += sp__tree_build(t->events, t->count);
     }
+    if (!c.failed && sp__attribute(c.r) != 0) c.failed = 1;
     if (c.failed || c.r->names.failed) {
         sp__result_free(c.r);
         return sp__fail(SP_ENOMEM, "out of memory collecting the span");

@@ -185,8 +185,52 @@ static void test_summary_tables_as_data(void)
     sp_result_release(r);
 }
 
+/* One step with GPU work (us), as in test_model_gpu.c: ProfileStep [0,100]
+ * > matmul [10,50] > inner [20,30]; relu [60,80]; 5 runtime calls (3 + 15 +
+ * 1 + 5 + 10 = 34 us, disjoint); kernels k1 [30,40], k2 [70,75], k4
+ * [165,170] and unattributed k9 [1,2] on device 1: 21 us in 4 records; one
+ * memcpy [95,99]: 4 us. T = 100 us. Overview rows (time, ratio):
+ *   ProfileStep 1 100.00 100.00; Operator 2 60.00 60.00 (40 + 20);
+ *   CudaRuntime 5 34.00 34.00; OperatorInner 1 10.00 10.00;
+ *   GPU: Kernel 4 21.00 21.00; Memcpy 1 4.00 4.00.
+ * The Model Summary has a single item (ProfileStep): not printed. */
+static void test_summary_overview_with_gpu_golden(void)
+{
+    static const fixture_range host[] = {
+        {"ProfileStep#0", SP_EVENT_PROFILE_STEP, 0, 100000},
+        {"matmul", SP_EVENT_OPERATOR, 10000, 50000},
+        {"inner", SP_EVENT_OPERATOR_INNER, 20000, 30000},
+        {"relu", SP_EVENT_OPERATOR, 60000, 80000},
+    };
+    sp_result *r = sp__result_new();
+    r->span_end_ns = 200000;
+    fixture_add_thread(r, 10, "main", host, 4);
+    sp__thread *t = &r->threads[0];
+    fixture_add_runtime(r, t, "cudaLaunchKernel", 22000, 25000, 1);
+    fixture_add_runtime(r, t, "cudaLaunchKernel", 40000, 55000, 2);
+    fixture_add_runtime(r, t, "cudaLaunchKernel", 62000, 63000, 2);
+    fixture_add_runtime(r, t, "cudaMemcpyAsync", 85000, 90000, 3);
+    fixture_add_runtime(r, t, "cudaLaunchKernel", 150000, 160000, 4);
+    fixture_add_device(r, "k1", SP_EVENT_KERNEL, 30000, 40000, 0, 7, 1);
+    fixture_add_device(r, "k2", SP_EVENT_KERNEL, 70000, 75000, 0, 8, 2);
+    fixture_add_device(r, "m3", SP_EVENT_MEMCPY, 95000, 99000, 0, 7, 3);
+    fixture_add_device(r, "k4", SP_EVENT_KERNEL, 165000, 170000, 0, 7, 4);
+    fixture_add_device(r, "k9", SP_EVENT_KERNEL, 1000, 2000, 1, 7, 9);
+    CHECK_EQ(0, sp__attribute(r));
+    sp_summary_options o;
+    sp_summary_options_init(&o);
+    o.views = (1u << SP_VIEW_OVERVIEW) | (1u << SP_VIEW_MODEL);
+    o.time_unit = "us";
+    sp_status s;
+    const char *text = summary_text(r, &o, &s);
+    CHECK_OK(s);
+    fixture_check_golden("summary_gpu_overview.txt", text);
+    sp_result_release(r);
+}
+
 int main(void)
 {
+    RUN_TEST(test_summary_overview_with_gpu_golden);
     RUN_TEST(test_summary_tables_as_data);
     RUN_TEST(test_summary_overview_and_model_golden);
     RUN_TEST(test_summary_time_unit_us);

@@ -1,0 +1,106 @@
+/* attribute.c: charges GPU work to the host ranges that launched it
+ * (semantics.md §5.1): kernel --correlation id--> runtime call --time
+ * containment on its thread--> innermost enclosing host range. Unlike
+ * paddle, nothing is dropped: a runtime call that ends after its range is
+ * still attached to the range containing its start (counted as straddling),
+ * and a device record without a runtime call stays in the result as
+ * unattributed (counted), so it still appears in the device tables. */
+#include "collect.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int by_start(const void *pa, const void *pb)
+{
+    const sp__runtime *a = pa, *b = pb;
+    if (a->start_ns != b->start_ns) return a->start_ns < b->start_ns ? -1 : 1;
+    return a->end_ns > b->end_ns ? -1 : a->end_ns < b->end_ns;
+}
+
+static int is_mark(const sp__event *e)
+{
+    return (e->flags & (SP_EVENT_FLAG_INSTANT | SP_EVENT_FLAG_COUNTER)) != 0;
+}
+
+/* The innermost range of t containing time ts (start <= ts < end), or -1.
+ * Events are sorted by start, so the candidate is the last event starting at
+ * or before ts. Any range containing ts started before that event and so
+ * also contains its start: it is one of its ancestors, which are climbed
+ * (a chain as deep as the nesting, never the siblings). */
+static int32_t innermost_at(const sp__thread *t, int64_t ts)
+{
+    size_t lo = 0, hi = t->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->events[mid].start_ns <= ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int32_t i = (int32_t)lo - 1;
+    while (i >= 0) {
+        const sp__event *e = &t->events[i];
+        if (!is_mark(e) && e->start_ns <= ts && ts < e->end_ns) return i;
+        i = e->parent;
+    }
+    return -1;
+}
+
+static void attach_runtimes(sp_result *r, sp__thread *t)
+{
+    if (t->runtime_count > 1) qsort(t->runtimes, t->runtime_count, sizeof *t->runtimes, by_start);
+    for (size_t k = 0; k < t->runtime_count; k++) {
+        sp__runtime *rt = &t->runtimes[k];
+        rt->host = innermost_at(t, rt->start_ns);
+        if (rt->host >= 0 && rt->end_ns > t->events[rt->host].end_ns)
+            r->counters[SP_COUNTER_STRADDLING_RUNTIME]++;
+    }
+}
+
+typedef struct slot {
+    uint32_t correlation;
+    int32_t thread, runtime; /* thread -1: empty */
+} slot;
+
+static uint32_t mix(uint32_t x)
+{
+    x ^= x >> 16;
+    x *= 0x7feb352dU;
+    x ^= x >> 15;
+    return x;
+}
+
+int sp__attribute(sp_result *r)
+{
+    r->counters[SP_COUNTER_STRADDLING_RUNTIME] = 0; /* recounted: a retry stays exact */
+    r->counters[SP_COUNTER_DUPLICATE_CORRELATION] = 0;
+    r->counters[SP_COUNTER_UNATTRIBUTED] = 0;
+    size_t runtimes = 0;
+    for (size_t i = 0; i < r->thread_count; i++) {
+        attach_runtimes(r, &r->threads[i]);
+        runtimes += r->threads[i].runtime_count;
+    }
+    size_t size = 16;
+    while (size < runtimes * 2) size *= 2;
+    slot *table = sp__alloc(sizeof *table * size);
+    if (!table) return -1;
+    for (size_t i = 0; i < size; i++) table[i].thread = -1;
+    for (size_t i = 0; i < r->thread_count; i++)
+        for (size_t k = 0; k < r->threads[i].runtime_count; k++) {
+            uint32_t c = r->threads[i].runtimes[k].correlation;
+            size_t j = mix(c) & (size - 1);
+            while (table[j].thread >= 0 && table[j].correlation != c) j = (j + 1) & (size - 1);
+            if (table[j].thread >= 0) r->counters[SP_COUNTER_DUPLICATE_CORRELATION]++;
+            table[j] = (slot){c, (int32_t)i, (int32_t)k}; /* the last one wins */
+        }
+    for (size_t d = 0; d < r->device_count; d++) {
+        sp__device_rec *dev = &r->devices[d];
+        size_t j = mix(dev->correlation) & (size - 1);
+        while (table[j].thread >= 0 && table[j].correlation != dev->correlation) j = (j + 1) & (size - 1);
+        dev->thread = table[j].thread;
+        dev->runtime = table[j].thread >= 0 ? table[j].runtime : -1;
+        if (dev->thread < 0) r->counters[SP_COUNTER_UNATTRIBUTED]++;
+    }
+    sp__free(table);
+    return 0;
+}

@@ -1,0 +1,134 @@
+/* test_attribute.c: GPU attribution with synthetic CUPTI-like records
+ * (semantics.md §5.1): runtime calls attach to the innermost host range
+ * containing their start (also when they end after it: straddling, counted),
+ * calls outside every range go to the thread root, device records find their
+ * runtime call by correlation id (duplicates: the last wins, counted), and a
+ * device record with no runtime call stays in the result, unattributed and
+ * counted. */
+#include "fixture.h"
+
+#define US 1000ll
+
+
+/* Thread 10: ProfileStep [0,100] > matmul [10,50] > inner [20,30];
+ * relu [60,80] (us). Runtime calls (correlation): a [22,25] (1) inside inner;
+ * b [40,55] (2) starts in matmul, ends after it (straddles); c [85,90] (3)
+ * in the step only; d [150,160] (4) outside every range; e [62,63] (2 again,
+ * a duplicate: wins over b). Device records: k1 (1), k2 (2 -> e), m3 (3),
+ * k4 (4), k9 (9: no runtime call). */
+static sp_result *span_with_gpu(void)
+{
+    static const fixture_range host[] = {
+        {"ProfileStep#0", SP_EVENT_PROFILE_STEP, 0, 100 * US},
+        {"matmul", SP_EVENT_OPERATOR, 10 * US, 50 * US},
+        {"inner", SP_EVENT_OPERATOR_INNER, 20 * US, 30 * US},
+        {"relu", SP_EVENT_OPERATOR, 60 * US, 80 * US},
+    };
+    sp_result *r = sp__result_new();
+    fixture_add_thread(r, 10, "main", host, 4);
+    sp__thread *t = &r->threads[0];
+    fixture_add_runtime(r, t, "cudaLaunchKernel_v7000", 150 * US, 160 * US, 4);
+    fixture_add_runtime(r, t, "cudaLaunchKernel_v7000", 22 * US, 25 * US, 1);
+    fixture_add_runtime(r, t, "cudaLaunchKernel_v7000", 40 * US, 55 * US, 2);
+    fixture_add_runtime(r, t, "cudaMemcpyAsync_v3020", 85 * US, 90 * US, 3);
+    fixture_add_runtime(r, t, "cudaLaunchKernel_v7000", 62 * US, 63 * US, 2);
+    fixture_add_device(r, "k1", SP_EVENT_KERNEL, 30 * US, 40 * US, 0, 7, 1);
+    fixture_add_device(r, "k2", SP_EVENT_KERNEL, 70 * US, 75 * US, 0, 8, 2);
+    fixture_add_device(r, "m3", SP_EVENT_MEMCPY, 95 * US, 99 * US, 0, 7, 3);
+    fixture_add_device(r, "k4", SP_EVENT_KERNEL, 165 * US, 170 * US, 0, 7, 4);
+    fixture_add_device(r, "k9", SP_EVENT_KERNEL, 1 * US, 2 * US, 0, 7, 9);
+    return r;
+}
+
+static const char *host_name(const sp_result *r, const sp__runtime *rt)
+{
+    return rt->host < 0 ? "root" : sp__result_name(r, r->threads[0].events[rt->host].name);
+}
+
+static void test_attribute_runtimes_to_innermost_range(void)
+{
+    sp_result *r = span_with_gpu();
+    CHECK_EQ(0, sp__attribute(r));
+    const sp__thread *t = &r->threads[0];
+    CHECK_EQ(5, t->runtime_count);
+    /* sorted by start: a(22) b(40) e(62) c(85) d(150) */
+    CHECK_STR_EQ("inner", host_name(r, &t->runtimes[0]));
+    CHECK_STR_EQ("matmul", host_name(r, &t->runtimes[1])); /* ends at 55 > 50: straddles */
+    CHECK_STR_EQ("relu", host_name(r, &t->runtimes[2]));
+    CHECK_STR_EQ("ProfileStep#0", host_name(r, &t->runtimes[3]));
+    CHECK_STR_EQ("root", host_name(r, &t->runtimes[4]));
+    CHECK_U64_EQ(1, r->counters[SP_COUNTER_STRADDLING_RUNTIME]);
+    sp_result_release(r);
+}
+
+static void test_attribute_devices_by_correlation(void)
+{
+    sp_result *r = span_with_gpu();
+    CHECK_EQ(0, sp__attribute(r));
+    const sp__device_rec *d = r->devices;
+    CHECK_EQ(0, d[0].thread);
+    CHECK_EQ(0, d[0].runtime); /* k1 -> a */
+    CHECK_EQ(2, d[1].runtime); /* k2 -> e: the duplicate id 2 was last */
+    CHECK_EQ(3, d[2].runtime); /* m3 -> c */
+    CHECK_EQ(4, d[3].runtime); /* k4 -> d, on the root */
+    CHECK_EQ(-1, d[4].thread); /* k9: unattributed, kept */
+    CHECK_EQ(-1, d[4].runtime);
+    CHECK_U64_EQ(1, r->counters[SP_COUNTER_UNATTRIBUTED]);
+    CHECK_U64_EQ(1, r->counters[SP_COUNTER_DUPLICATE_CORRELATION]);
+    CHECK_EQ(5, r->device_count);
+    sp_result_release(r);
+}
+
+static void test_attribute_without_gpu_records_does_nothing(void)
+{
+    static const fixture_range host[] = {{"op", SP_EVENT_OPERATOR, 0, 10}};
+    sp_result *r = sp__result_new();
+    fixture_add_thread(r, 1, "t", host, 1);
+    CHECK_EQ(0, sp__attribute(r));
+    for (int c = 0; c < SP_COUNTER_COUNT; c++) CHECK_U64_EQ(0, r->counters[c]);
+    sp_result_release(r);
+}
+
+static void test_attribute_skips_instants_and_ended_siblings(void)
+{
+    static const fixture_range host[] = {
+        {"outer", SP_EVENT_OPERATOR, 0, 100},
+        {"first", SP_EVENT_OPERATOR, 10, 20},
+        {"second", SP_EVENT_OPERATOR, 30, 40},
+    };
+    sp_result *r = sp__result_new();
+    fixture_add_thread(r, 1, "t", host, 3);
+    sp__thread *t = &r->threads[0];
+    fixture_add_runtime(r, t, "cudaLaunchKernel", 45, 46, 1); /* after both children: outer */
+    fixture_add_runtime(r, t, "cudaLaunchKernel", 20, 21, 2); /* at first's end: outer */
+    fixture_add_runtime(r, t, "cudaLaunchKernel", 30, 31, 3); /* at second's start: second */
+    CHECK_EQ(0, sp__attribute(r));
+    CHECK_STR_EQ("outer", sp__result_name(r, t->events[t->runtimes[0].host].name));
+    CHECK_STR_EQ("second", sp__result_name(r, t->events[t->runtimes[1].host].name));
+    CHECK_STR_EQ("outer", sp__result_name(r, t->events[t->runtimes[2].host].name));
+    sp_result_release(r);
+}
+
+static void test_attribute_survives_allocation_failure(void)
+{
+    sp_result *r = span_with_gpu();
+    sp__alloc_fail_at(1);
+    int rc = sp__attribute(r);
+    sp__alloc_fail_at(0);
+    CHECK_EQ(-1, rc);
+    CHECK_EQ(0, sp__attribute(r)); /* and works again afterwards, counting once */
+    CHECK_EQ(0, sp__attribute(r));
+    CHECK_U64_EQ(1, r->counters[SP_COUNTER_STRADDLING_RUNTIME]);
+    CHECK_U64_EQ(1, r->counters[SP_COUNTER_UNATTRIBUTED]);
+    sp_result_release(r);
+}
+
+int main(void)
+{
+    RUN_TEST(test_attribute_runtimes_to_innermost_range);
+    RUN_TEST(test_attribute_devices_by_correlation);
+    RUN_TEST(test_attribute_without_gpu_records_does_nothing);
+    RUN_TEST(test_attribute_skips_instants_and_ended_siblings);
+    RUN_TEST(test_attribute_survives_allocation_failure);
+    return TEST_SUMMARY();
+}
