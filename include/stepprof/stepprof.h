@@ -651,6 +651,17 @@ SP_API void sp_summary_options_init(sp_summary_options *opts);
  * Threads: any (a result is immutable). */
 SP_API sp_status sp_result_summary(const sp_result *result, const sp_summary_options *opts, FILE *out);
 
+/* Prints torch's key_averages().table(sort_by, row_limit) for a result: host
+ * ranges grouped by their trace name (ProfilerStep#N as "ProfilerStep*"),
+ * with Self CPU %, Self CPU, CPU total %, CPU total, CPU time avg, the CUDA
+ * columns when there is device time, and # of Calls. sort_by is one of
+ * "self_cpu_time_total" (NULL), "cpu_time_total", "cpu_time_avg", "count";
+ * row_limit < 0 prints every row (torch's default is 100).
+ * Errors: SP_EINVAL (NULL result or out, unknown sort_by), SP_ENOMEM, SP_EIO.
+ * Threads: any. */
+SP_API sp_status sp_result_table_torch(const sp_result *result, const char *sort_by, int row_limit,
+                                       FILE *out);
+
 /* One summary table as data, for programs that show tables their own way
  * (the Python package, the CLI, an HTML report) without parsing text. A
  * table is a list of lines; header and row lines have one cell per column,

@@ -3,6 +3,7 @@
  * time and followed by the span's non-zero counters. Each table is built as
  * data first (table.c) and only then rendered. */
 #include "summary.h"
+#include "table_torch.h"
 
 #include <string.h>
 
@@ -157,6 +158,27 @@ sp_status sp_result_summary(const sp_result *r, const sp_summary_options *opts, 
     if (s == SP_OK && text.failed) s = sp__fail(SP_ENOMEM, "out of memory printing the summary");
     if (s == SP_OK && text.len && fwrite(text.data, 1, text.len, out) != text.len)
         s = sp__fail(SP_EIO, "cannot write the summary");
+    sp__buf_fini(&text);
+    return s;
+}
+
+sp_status sp_result_table_torch(const sp_result *r, const char *sort_by, int row_limit, FILE *out)
+{
+    if (!r || !out) return sp__fail(SP_EINVAL, "sp_result_table_torch: result and output are required");
+    sp__model m;
+    sp__buf text;
+    sp__buf_init(&text);
+    sp_status s = SP_OK;
+    if (sp__model_build(&m, r) != 0) {
+        s = sp__fail(SP_ENOMEM, "out of memory building the table");
+    } else {
+        int rc = sp__torch_table(&m, sort_by, row_limit, &text);
+        if (rc == -2) s = sp__fail(SP_EINVAL, "unknown sort_by '%s'", sort_by);
+        else if (rc != 0 || text.failed) s = sp__fail(SP_ENOMEM, "out of memory building the table");
+    }
+    sp__model_fini(&m);
+    if (s == SP_OK && text.len && fwrite(text.data, 1, text.len, out) != text.len)
+        s = sp__fail(SP_EIO, "cannot write the table");
     sp__buf_fini(&text);
     return s;
 }

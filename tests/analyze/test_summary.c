@@ -228,8 +228,27 @@ static void test_summary_overview_with_gpu_golden(void)
     sp_result_release(r);
 }
 
+static void test_summary_torch_table_public(void)
+{
+    sp_result *r = two_steps();
+    static char text[1 << 14];
+    FILE *f = fmemopen(text, sizeof text, "w");
+    CHECK_OK(sp_result_table_torch(r, "cpu_time_total", 3, f));
+    fclose(f);
+    /* ProfilerStep* groups the two steps: CPU total 20 ms, first by cpu_time_total */
+    CHECK(strstr(text, "ProfilerStep*") != NULL);
+    CHECK(strstr(text, "20.000ms") != NULL);
+    CHECK(strstr(text, "Self CPU time total: 20.000ms") != NULL);
+    f = fmemopen(text, sizeof text, "w");
+    CHECK_EQ(SP_EINVAL, sp_result_table_torch(r, "flops", 3, f));
+    fclose(f);
+    CHECK_STR_EQ("unknown sort_by 'flops'", sp_last_error());
+    sp_result_release(r);
+}
+
 int main(void)
 {
+    RUN_TEST(test_summary_torch_table_public);
     RUN_TEST(test_summary_overview_with_gpu_golden);
     RUN_TEST(test_summary_tables_as_data);
     RUN_TEST(test_summary_overview_and_model_golden);
