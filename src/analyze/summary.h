@@ -41,6 +41,22 @@ int sp__summary_userdefined(const sp__model *m, const sp__summary_opts *o, sp__t
  * the Overview tables. Returns 0 or -1. */
 int sp__summary_cpu_comm(const sp__model *m, sp__spans *out);
 
+/* §6.4 GPU side: the GPU communication kernels (rules 1-3), one span per
+ * record, unmerged, so callers can count distinct ranges before merging.
+ * out must be initialised; returns 0, or -1 when memory ran out (out empty
+ * with failed set). Used by the Distribution and Overview tables. */
+int sp__summary_gpu_comm(const sp__model *m, sp__spans *out);
+
+/* table_opdev.c: for the Operator Summary, the device records of each
+ * node's own runtime calls (not its descendants'), in §5.4 order. */
+typedef struct sp__opdev sp__opdev;
+sp__opdev *sp__opdev_new(const sp__model *m); /* NULL when memory ran out */
+void sp__opdev_free(sp__opdev *x);
+/* The first device record of node `node` of thread `thread`, -1 = none. */
+int32_t sp__opdev_first(const sp__opdev *x, size_t thread, size_t node);
+/* The next device record of the same node, -1 = none. */
+int32_t sp__opdev_next(const sp__opdev *x, int32_t dev);
+
 /* §6.3 Model items, shared by the Model and the Overview tables: for
  * Dataloader, Forward, Backward, Optimization (outermost ranges only) and
  * ProfileStep. */

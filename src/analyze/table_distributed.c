@@ -5,12 +5,26 @@
  * the merged other kernels, overlap their intersection; each row is its
  * length and its ratio to T.
  *
- * Host part only: results hold no device records yet, so GPU communication
- * and computation are empty, communication is the merged CPU ranges and
- * computation and overlap print 0.00. The GPU tracer adds rule 3 and the
- * kernels under case-1/2 nodes here.
+ * GPU side (sp__summary_gpu_comm, shared with the Overview's GPU
+ * Communication row): only Kernel records count; memcpy and memset are
+ * neither communication nor computation. A kernel reaches a node through its
+ * runtime call (collect.h: device -> runtime -> innermost host range).
  *
  * Decisions:
+ * - A kernel whose runtime call lies in a Communication node, or in an
+ *   Operator named *allreduce*, *broadcast* or *rpc* (case-insensitive), or
+ *   in any descendant of one, is GPU communication whatever its name (rules
+ *   1 and 2: "every Kernel record under n"); it is never computation (§9:
+ *   descendants of a communication node are not re-classified, so a gemm
+ *   launched inside an allreduce does not inflate Overlap).
+ * - Every other kernel follows rule 3 by its own name: lower-cased contains
+ *   "nccl" or "xccl" -> GPU communication, else computation. That includes
+ *   kernels launched from the thread root (runtime host -1), unattributed
+ *   kernels (thread -1) and kernels whose thread, runtime or host index is
+ *   out of range (a hand-made or loaded result): all treated as the root.
+ * - Node flags ("has a case-1/2 node on the path from the root") are computed
+ *   once per model in event order (parents come first), so classification is
+ *   linear in nodes + device records.
  * - "Printed only if communication is non-empty" means at least one range,
  *   as Paddle tests its list: a single zero-length Communication range
  *   prints the table with 0.00.
@@ -139,23 +153,122 @@ static sp__table *dist_table(const sp__model *m, const sp__summary_opts *o, int6
     return t;
 }
 
+
+/* The node of event index ev (nodes are in event order), or -1. */
+static int32_t node_of(const sp__thread_model *t, int32_t ev)
+{
+    size_t lo = 0, hi = t->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((int32_t)t->nodes[mid].event < ev)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->count && (int32_t)t->nodes[lo].event == ev ? (int32_t)lo : -1;
+}
+
+/* Whether kernel dev lies under a case-1/2 node. under[off[t] + n] is 1 when
+ * node n of thread t or one of its ancestors is a communication node. */
+static int kernel_under_comm(const sp__model *m, const sp__device_rec *dev, const size_t *off,
+                             const unsigned char *under)
+{
+    if (dev->thread < 0 || (size_t)dev->thread >= m->thread_count) return 0;
+    const sp__thread_model *tm = &m->threads[dev->thread];
+    const sp__thread *th = tm->thread;
+    if (dev->runtime < 0 || (size_t)dev->runtime >= th->runtime_count) return 0;
+    int32_t host = th->runtimes[dev->runtime].host;
+    if (host < 0) return 0;
+    int32_t n = node_of(tm, host);
+    return n >= 0 && under[off[dev->thread] + (size_t)n];
+}
+
+/* Appends every kernel of the model to comm (GPU communication) or, when
+ * comp is not NULL, to comp (computation); neither is merged. Returns 0, or
+ * -1 when memory ran out (the lists may then be partial). */
+static int classify_kernels(const sp__model *m, sp__spans *comm, sp__spans *comp)
+{
+    const sp_result *r = m->result;
+    size_t ndev = r ? r->device_count : 0;
+    if (ndev == 0) return 0;
+    size_t *off = sp__alloc(sizeof *off * (m->thread_count + 1));
+    if (!off) return -1;
+    off[0] = 0;
+    for (size_t t = 0; t < m->thread_count; t++) off[t + 1] = off[t] + m->threads[t].count;
+    unsigned char *under = sp__alloc(off[m->thread_count] ? off[m->thread_count] : 1);
+    if (!under) {
+        sp__free(off);
+        return -1;
+    }
+    for (size_t t = 0; t < m->thread_count; t++) {
+        const sp__thread_model *tm = &m->threads[t];
+        unsigned char *u = under + off[t];
+        for (size_t k = 0; k < tm->count; k++) {
+            const sp__node *nd = &tm->nodes[k];
+            /* Parents come before children; an out-of-order parent (never
+             * built by the model) counts as none. */
+            int up = nd->parent >= 0 && (size_t)nd->parent < k ? u[nd->parent] : 0;
+            u[k] = (unsigned char)(up || is_comm_node(r, &tm->thread->events[nd->event]));
+        }
+    }
+    for (size_t d = 0; d < ndev; d++) {
+        const sp__device_rec *dev = &r->devices[d];
+        if (dev->type != SP_EVENT_KERNEL) continue;
+        int is_comm = kernel_under_comm(m, dev, off, under);
+        if (!is_comm) { /* rule 3, by the kernel's own name */
+            const char *name = sp__result_name(r, dev->name);
+            is_comm = name && (contains_lower(name, "nccl") || contains_lower(name, "xccl"));
+        }
+        if (is_comm)
+            sp__spans_add(comm, dev->start_ns, dev->end_ns);
+        else if (comp)
+            sp__spans_add(comp, dev->start_ns, dev->end_ns);
+    }
+    sp__free(under);
+    sp__free(off);
+    return comm->failed || (comp && comp->failed) ? -1 : 0;
+}
+
+/* The GPU communication kernels of §6.4 (rules 1 and 2 by ancestry, rule 3
+ * by name, see the decisions above), one span per kernel record, NOT merged,
+ * so the caller can count distinct ranges before merging. out must be
+ * initialised; its old spans are replaced. Returns 0, or -1 when memory ran
+ * out: out is then empty with failed set. */
+int sp__summary_gpu_comm(const sp__model *m, sp__spans *out)
+{
+    sp__spans_fini(out);
+    if (m->failed || classify_kernels(m, out, NULL) != 0) {
+        sp__spans_fini(out);
+        out->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
 int sp__summary_distributed(const sp__model *m, const sp__summary_opts *o, sp__table **out)
 {
-    sp__spans comm, comp, overlap;
+    sp__spans cpu, gpu, comm, comp, overlap;
     int rc = -1;
     *out = NULL;
+    sp__spans_init(&cpu);
+    sp__spans_init(&gpu);
     sp__spans_init(&comm);
-    sp__spans_init(&comp); /* kernels only: empty until device records exist */
+    sp__spans_init(&comp);
     sp__spans_init(&overlap);
-    if (sp__summary_cpu_comm(m, &comm) != 0) goto done;
+    if (sp__summary_cpu_comm(m, &cpu) != 0) goto done;
+    if (classify_kernels(m, &gpu, &comp) != 0) goto done;
+    if (sp__spans_union(&comm, &cpu, &gpu) != 0) goto done; /* merges both */
     rc = 0;
     if (comm.n == 0) goto done; /* nothing communicated: no table */
     rc = -1;
+    sp__spans_merge(&comp);
     if (sp__spans_intersect(&overlap, &comm, &comp) != 0) goto done;
     *out = dist_table(m, o, sp__spans_length(&comm), sp__spans_length(&comp),
                       sp__spans_length(&overlap));
     if (*out) rc = 0;
 done:
+    sp__spans_fini(&cpu);
+    sp__spans_fini(&gpu);
     sp__spans_fini(&comm);
     sp__spans_fini(&comp);
     sp__spans_fini(&overlap);

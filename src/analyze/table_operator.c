@@ -9,8 +9,10 @@
  *   (`if statistic_data.event_summary.items:`), so without one *out is NULL.
  * - Names are grouped by their interned id; the result's name table interns
  *   by text, so that is grouping by name.
- * - Device rows (an op's or an inner item's device records) need device
- *   records, which results do not carry yet: none are printed.
+ * - Device rows: an op's (or inner item's) devices are the device records
+ *   of the node's own runtime calls (table_opdev.c), grouped by name in the
+ *   order the walk first meets them; calls and duration total/max/min.
+ *   Printed only with op_detail, as §6.5 says; FLOPs "-".
  * - Op rows print the summed flops; none are recorded yet, so "0".
  * - Inner items of one op are found by a linear scan of that op's few inner
  *   names; op items through a name-id -> item map, reset per group. */
@@ -22,9 +24,18 @@
 
 #define NAME_WIDTH 52
 
+
 typedef struct stat {
     int64_t calls, cpu, cpu_max, cpu_min, gpu, gpu_max, gpu_min;
 } stat;
+
+typedef struct dev {
+    uint32_t name;
+    int64_t calls, total, max, min;
+    int32_t next;
+} dev;
+
+typedef struct devlist { int32_t first, last; } devlist;
 
 typedef struct item {
     uint32_t name;
@@ -32,12 +43,14 @@ typedef struct item {
     double key;  /* larger sorts first */
     stat s;
     int32_t first_inner, last_inner;
+    devlist devs;
 } item;
 
 typedef struct inner {
     uint32_t name;
     stat s;
     int32_t next;
+    devlist devs;
 } inner;
 
 typedef struct ctx {
@@ -47,6 +60,9 @@ typedef struct ctx {
     size_t n_items, cap_items;
     inner *inners;
     size_t n_inners, cap_inners;
+    sp__opdev *opdev;
+    dev *devs;
+    size_t n_devs, cap_devs;
     int32_t *map; /* name id (count = out of range) -> item, -1 = none */
     size_t map_n, group_start;
     size_t *groups; /* start index of each group; groups[n_groups] = n_items */
@@ -95,6 +111,7 @@ static item *find_item(ctx *c, uint32_t name)
     it->name = name;
     it->seen = c->n_items;
     it->first_inner = it->last_inner = -1;
+    it->devs.first = it->devs.last = -1;
     c->map[name] = (int32_t)c->n_items++;
     return it;
 }
@@ -108,10 +125,38 @@ static inner *find_inner(ctx *c, item *it, uint32_t name)
     memset(in, 0, sizeof *in);
     in->name = name;
     in->next = -1;
+    in->devs.first = in->devs.last = -1;
     if (it->last_inner >= 0) c->inners[it->last_inner].next = (int32_t)c->n_inners;
     else it->first_inner = (int32_t)c->n_inners;
     it->last_inner = (int32_t)c->n_inners++;
     return in;
+}
+
+/* Adds the device records of node k of thread t (its own runtime calls) to l. */
+static int add_devs(ctx *c, devlist *l, const sp__thread_model *t, size_t k)
+{
+    const sp_result *r = c->m->result;
+    size_t ti = (size_t)(t - c->m->threads);
+    for (int32_t d = sp__opdev_first(c->opdev, ti, k); d >= 0; d = sp__opdev_next(c->opdev, d)) {
+        const sp__device_rec *rec = &r->devices[d];
+        int64_t dur = rec->end_ns > rec->start_ns ? rec->end_ns - rec->start_ns : 0;
+        int32_t j = l->first;
+        while (j >= 0 && c->devs[j].name != rec->name) j = c->devs[j].next;
+        if (j < 0) {
+            if (grow((void **)&c->devs, &c->cap_devs, c->n_devs, sizeof *c->devs)) return -1;
+            j = (int32_t)c->n_devs++;
+            c->devs[j] = (dev){.name = rec->name, .max = dur, .min = dur, .next = -1};
+            if (l->last >= 0) c->devs[l->last].next = j;
+            else l->first = j;
+            l->last = j;
+        }
+        dev *v = &c->devs[j];
+        v->calls++;
+        v->total += dur;
+        if (dur > v->max) v->max = dur;
+        if (dur < v->min) v->min = dur;
+    }
+    return 0;
 }
 
 static uint32_t name_key(const ctx *c, uint32_t id) { return id < c->map_n - 1 ? id : (uint32_t)(c->map_n - 1); }
@@ -126,12 +171,14 @@ static void visit(void *vc, const sp__thread_model *t, const sp__node *n)
     item *it = find_item(c, name_key(c, e->name));
     if (!it) { c->failed = 1; return; }
     stat_add(&it->s, n);
+    if (c->opdev && add_devs(c, &it->devs, t, (size_t)(n - t->nodes))) { c->failed = 1; return; }
     for (int32_t k = n->first_child; k >= 0; k = t->nodes[k].next_sibling) {
         const sp__event *ce = &t->thread->events[t->nodes[k].event];
         if (ce->type == SP_EVENT_OPERATOR) continue;
         inner *in = find_inner(c, it, name_key(c, ce->name));
         if (!in) { c->failed = 1; return; }
         stat_add(&in->s, &t->nodes[k]);
+        if (c->opdev && add_devs(c, &in->devs, t, (size_t)k)) { c->failed = 1; return; }
     }
 }
 
@@ -190,6 +237,21 @@ static void add_row(sp__table *t, const char *name, const stat *s, double cpu_de
     sp__table_row(t, cells);
 }
 
+static void add_dev_rows(const ctx *c, sp__table *t, const char *prefix, const devlist *l, double den,
+                         const char *unit)
+{
+    char name[512], calls[32], gpu[256];
+    for (int32_t j = l->first; j >= 0; j = c->devs[j].next) {
+        const dev *v = &c->devs[j];
+        detail_name(name, sizeof name, prefix, sp__result_name(c->m->result, v->name));
+        snprintf(calls, sizeof calls, "%lld", (long long)v->calls);
+        sp__fmt_composite(gpu, sizeof gpu, (double)v->total, v->calls, (double)v->max, (double)v->min,
+                          (double)v->total, den, unit);
+        const char *cells[] = {name, calls, "- / - / - / - / -", gpu, "-"};
+        sp__table_row(t, cells);
+    }
+}
+
 static void add_group(const ctx *c, const sp__summary_opts *o, sp__table *t, size_t g)
 {
     char title[64], name[512];
@@ -213,7 +275,9 @@ static void add_group(const ctx *c, const sp__summary_opts *o, sp__table *t, siz
             const inner *in = &c->inners[k];
             detail_name(name, sizeof name, "  ", sp__result_name(c->m->result, in->name));
             add_row(t, name, &in->s, (double)it->s.cpu, (double)it->s.gpu, "-", unit);
+            add_dev_rows(c, t, "    ", &in->devs, (double)in->s.gpu, unit);
         }
+        if (o->op_detail) add_dev_rows(c, t, "  ", &it->devs, (double)it->s.gpu, unit);
     }
 }
 
@@ -254,6 +318,10 @@ int sp__summary_operator(const sp__model *m, const sp__summary_opts *o, sp__tabl
     c.tids = sp__alloc((m->thread_count + 1) * sizeof *c.tids);
     if (!c.map || !c.groups || !c.tids) goto done;
     memset(c.map, 0xff, c.map_n * sizeof *c.map);
+    if (o->op_detail && m->result->device_count) {
+        c.opdev = sp__opdev_new(m);
+        if (!c.opdev) goto done;
+    }
     sp__model_visit(m, visit, &c);
     if (c.failed) goto done;
     rc = 0;
@@ -271,5 +339,7 @@ done:
     sp__free(c.tids);
     sp__free(c.items);
     sp__free(c.inners);
+    sp__free(c.devs);
+    sp__opdev_free(c.opdev);
     return rc;
 }

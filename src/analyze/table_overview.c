@@ -3,11 +3,36 @@
  * Dataloader, Forward, Backward and Optimization take their figures from the
  * Model items (outermost ranges only), Communication from the merged host
  * communication ranges. The GPU rows sum device records per type over all
- * devices and streams, merged. */
+ * devices and streams, merged, and add a Communication row (the merged GPU
+ * communication kernels of §6.4, counted by distinct range) when any exist. */
 #include "summary.h"
 
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
+
+
+/* The GPU Communication row: distinct ranges and merged length of the GPU
+ * communication kernels (*calls 0 when there are none). Returns 0 or -1. */
+static int gpu_comm_row(const sp__model *m, int64_t *calls, int64_t *time)
+{
+    sp__spans s;
+    sp__spans_init(&s);
+    *calls = *time = 0;
+    int rc = sp__summary_gpu_comm(m, &s);
+    if (rc == 0 && s.n > 0) {
+        size_t distinct = sp__spans_distinct(&s);
+        if (distinct == SIZE_MAX) {
+            rc = -1;
+        } else {
+            sp__spans_merge(&s);
+            *calls = (int64_t)distinct;
+            *time = sp__spans_length(&s);
+        }
+    }
+    sp__spans_fini(&s);
+    return rc;
+}
 
 typedef struct overview_row {
     int type;
@@ -92,8 +117,10 @@ int sp__summary_overview(const sp__model *m, const sp__summary_opts *o, sp__tabl
 {
     overview_row rows[SP_EVENT_TYPE_COUNT];
     *out = NULL;
+    int64_t comm_calls, comm_time;
     int n = collect_rows(m, rows);
     if (n < 0) return -1;
+    if (gpu_comm_row(m, &comm_calls, &comm_time) != 0) return -1;
     sp__table *t = sp__table_new(4);
     if (!t) return -1;
     for (size_t c = 0; c < 4; c++) sp__table_column(t, c, 25, 0);
@@ -112,12 +139,12 @@ int sp__summary_overview(const sp__model *m, const sp__summary_opts *o, sp__tabl
     sp__table_separator(t);
     sp__table_header(t, gpu_header);
     sp__table_separator(t);
-    /* Kernel, Memcpy and Memset over all devices and streams. The GPU
-     * Communication row needs the NCCL kernel classification of §6.4 rule 3
-     * (not yet). */
+    /* Kernel, Memcpy and Memset over all devices and streams, then the GPU
+     * communication kernels of §6.4 (also counted in the Kernel row). */
     static const char *const gpu_names[] = {"Kernel", "Memcpy", "Memset"};
     for (int g = 0; g < 3; g++)
         if (m->gpu_calls[g] > 0) add_row(t, gpu_names[g], 1, m->gpu_calls[g], m->gpu_sum[g], m, o->time_unit);
+    if (comm_calls > 0) add_row(t, "Communication", 1, comm_calls, comm_time, m, o->time_unit);
     sp__table_separator(t);
     for (size_t i = 0; i < sizeof note / sizeof *note; i++) sp__table_text(t, note[i]);
     sp__table_dashes(t);
