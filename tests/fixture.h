@@ -70,6 +70,22 @@ static inline void fixture_add_device(sp_result *r, const char *name, sp_event_t
                                             (uint8_t)type, device, 1, stream, correlation, 0, -2, -2};
 }
 
+/* Appends a synthetic memory event to thread t (type: 0 Allocate, 1 Free,
+ * 2 ReservedAllocate, 3 ReservedFree; bytes negative for frees). */
+static inline void fixture_add_mem(sp_result *r, sp__thread *t, int64_t ts_ns, int type,
+                                   const char *place, uint64_t addr, int64_t bytes,
+                                   uint64_t current_allocated, uint64_t current_reserved,
+                                   uint64_t peak_allocated, uint64_t peak_reserved)
+{
+    sp__mem_event *m = sp__realloc(t->mems, sizeof *m * (t->mem_count + 1));
+    CHECK(m != NULL);
+    if (!m) return;
+    t->mems = m;
+    m[t->mem_count++] = (sp__mem_event){ts_ns, (uint8_t)type, sp__names_from_ptr(&r->names, place),
+                                        addr, bytes, current_allocated, current_reserved,
+                                        peak_allocated, peak_reserved, -2};
+}
+
 /* Compares text with tests/golden/<name>; with SP_UPDATE_GOLDEN set, writes
  * the file instead. */
 static inline void fixture_check_golden(const char *name, const char *text)

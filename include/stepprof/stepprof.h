@@ -250,6 +250,38 @@ static inline void sp_counter(const char *name, double value)
     if (sp__is_recording()) sp__counter(name, value);
 }
 
+/* TracerMemEventType of paddle.profiler. */
+typedef enum sp_mem_event_type {
+    SP_MEM_ALLOCATE = 0,
+    SP_MEM_FREE = 1,
+    SP_MEM_RESERVED_ALLOCATE = 2,
+    SP_MEM_RESERVED_FREE = 3
+} sp_mem_event_type;
+
+/* What an allocator knows at an allocation or free. */
+typedef struct sp_mem_info {
+    uint64_t addr;
+    int64_t bytes;              /* signed change: negative for a free */
+    uint64_t current_allocated; /* after this event, on this place */
+    uint64_t current_reserved;
+    uint64_t peak_allocated;
+    uint64_t peak_reserved;
+} sp_mem_info;
+
+SP_API void sp__memory_event(sp_mem_event_type type, const char *place, const sp_mem_info *info);
+
+/* Reports an allocation or free to the profiler (for the Memory Summary and
+ * the trace's [memory] events). Recorded only while a profiler created with
+ * profile_memory records; otherwise one load and one branch. place names the
+ * memory, as paddle spells it ("Place(gpu:0)", "Place(cpu)"), and must be a
+ * static string like a range name. An unknown type or a NULL info counts a
+ * misuse and records nothing.
+ * Threads: any; the event belongs to the calling thread. */
+static inline void sp_memory_event(sp_mem_event_type type, const char *place, const sp_mem_info *info)
+{
+    if (sp__is_recording()) sp__memory_event(type, place, info);
+}
+
 /* Returns non-zero while ranges are being recorded (READY or RECORD).
  * Threads: any. */
 static inline int sp_is_recording(void) { return sp__is_recording(); }
@@ -387,8 +419,9 @@ typedef struct sp_options {
     /* Only the benchmark timer runs; range calls record nothing. */
     bool timer_only;
     /* Accepted for paddle/torch compatibility; recorded in the trace
-     * metadata. Shapes, memory and stacks are recorded by later versions. */
+     * metadata. Shapes and stacks are recorded by later versions. */
     bool record_shapes;
+    /* Record sp_memory_event calls (Memory Summary, [memory] trace events). */
     bool profile_memory;
     bool with_stack;
     bool with_flops;

@@ -104,6 +104,7 @@ static sp_status prepare(sp_profiler *p)
     p->holds_tracers = 1;
     p->busy_reported = 0;
     sp__record_set_cap(p->opts.buffer_cap_bytes);
+    sp__record_set_memory(p->opts.profile_memory);
     sp__record_set_active(1);
     return SP_OK;
 }
@@ -119,6 +120,7 @@ static void release(sp_profiler *p)
 {
     if (!p->holds_tracers) return;
     sp__record_set_active(0);
+    sp__record_set_memory(0);
     sp__record_discard();
     sp__record_trim();
     pthread_mutex_lock(&owner_lock);

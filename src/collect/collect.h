@@ -49,6 +49,18 @@ typedef struct sp__device_rec {
     int32_t runtime;      /* index in that thread's runtimes */
 } sp__device_rec;
 
+/* A memory event (semantics.md §4): an allocation or free reported by an
+ * allocator while profile_memory is on, kept on the thread that reported it. */
+typedef struct sp__mem_event {
+    int64_t ts_ns;
+    uint8_t type;   /* sp_mem_event_type: Allocate, Free, ReservedAllocate, ReservedFree */
+    uint32_t place; /* id in the result's names, e.g. "Place(gpu:0)", "Place(cpu)" */
+    uint64_t addr;
+    int64_t bytes;  /* signed change: negative for frees */
+    uint64_t current_allocated, current_reserved, peak_allocated, peak_reserved;
+    int32_t host;   /* attribution: innermost host event containing ts_ns, -1 = thread root */
+} sp__mem_event;
+
 typedef struct sp__thread {
     uint64_t tid;
     uint32_t name;   /* id in the result's names */
@@ -58,6 +70,8 @@ typedef struct sp__thread {
     size_t cap;
     sp__runtime *runtimes; /* sorted by start; attributed by sp__attribute */
     size_t runtime_count;
+    sp__mem_event *mems;   /* in time order; attributed by sp__attribute */
+    size_t mem_count;
 } sp__thread;
 
 /* Metadata copied from the profiler's options and the process. */

@@ -23,6 +23,7 @@ void sp__result_free(sp_result *r)
     for (size_t i = 0; i < r->thread_count; i++) {
         sp__free(r->threads[i].events);
         sp__free(r->threads[i].runtimes);
+        sp__free(r->threads[i].mems);
     }
     sp__free(r->threads);
     sp__free(r->devices);

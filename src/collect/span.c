@@ -101,13 +101,32 @@ static void finish_thread(collector *c)
     c->thread->dropped = c->tb->span_dropped;
     r->counters[SP_COUNTER_HOST_DROPPED] += c->tb->span_dropped;
     r->counters[SP_COUNTER_MISUSE] += c->tb->span_misuse;
-    if (c->thread->count == 0 && c->thread->dropped == 0) r->thread_count--; /* idle thread */
+    if (c->thread->count == 0 && c->thread->dropped == 0 && c->thread->mem_count == 0)
+        r->thread_count--; /* idle thread */
     c->tb = NULL;
 }
 
 static uint32_t payload_name(collector *c, const sp__rec *payload, uint64_t len)
 {
     return sp__names_from_bytes(&c->r->names, (const char *)payload, (size_t)len);
+}
+
+static void take_memory(collector *c, const sp__rec *rec)
+{
+    sp__thread *t = c->thread;
+    if (t->mem_count % 64 == 0) {
+        sp__mem_event *m = sp__realloc(t->mems, sizeof *m * (t->mem_count + 64));
+        if (!m) {
+            c->failed = 1;
+            return;
+        }
+        t->mems = m;
+    }
+    const char *place = (const char *)(uintptr_t)SP__REC_LOW(rec->word);
+    t->mems[t->mem_count++] = (sp__mem_event){
+        sp__clock_to_real(&c->map, rec->ticks), (uint8_t)SP__REC_TYPE(rec->word),
+        sp__names_from_ptr(&c->r->names, place), rec[1].ticks, (int64_t)rec[1].word, rec[2].ticks,
+        rec[2].word, rec[3].ticks, rec[3].word, -1};
 }
 
 /* Handles one event; returns how many records it took. */
@@ -148,6 +167,9 @@ static size_t take_event(collector *c, const sp__rec *rec)
         memcpy(&e->value, &rec[1].ticks, sizeof e->value);
         return 2;
     }
+    case SP__REC_MEMORY:
+        take_memory(c, rec);
+        return 4;
     case SP__REC_COMPLETE:
         add_event(c, payload_name(c, rec + 2, SP__REC_LOW(w)), type,
                   sp__clock_to_real(&c->map, rec[1].ticks), sp__clock_to_real(&c->map, rec[1].word));
@@ -194,6 +216,15 @@ static int merge_threads(sp_result *r)
             into->cap = into->count;
             into->dropped += t->dropped;
             sp__free(t->events);
+            /* Memory events of a reused tid: appended after the first thread's. */
+            if (t->mem_count) {
+                sp__mem_event *m = sp__realloc(into->mems, sizeof *m * (into->mem_count + t->mem_count));
+                if (!m) return -1;
+                memcpy(m + into->mem_count, t->mems, sizeof *m * t->mem_count);
+                into->mems = m;
+                into->mem_count += t->mem_count;
+            }
+            sp__free(t->mems);
             continue;
         }
         r->threads[out++] = *t;

@@ -167,6 +167,37 @@ static void put_event(writer *w, const sp__thread *t, const sp__event *e)
     sp__buf_printf(w->b, "\"Event Type\":\"%s\"}},\n", type_name);
 }
 
+/* "Place(gpu:3)" -> device 3, type 1 (CUDA); anything else -> -1, 0 (CPU). */
+static void place_device(const char *place, long *id, int *type)
+{
+    const char *gpu = strstr(place, "gpu:");
+    char *end;
+    long n = gpu ? strtol(gpu + 4, &end, 10) : -1;
+    *id = gpu && end != gpu + 4 && n >= 0 ? n : -1;
+    *type = *id >= 0;
+}
+
+/* An allocator event (trace-format.md §6 "[memory]"); reserved-memory
+ * changes get their own name (§8) so they do not count as allocations. */
+static void put_memory(writer *w, const sp__thread *t, const sp__mem_event *m)
+{
+    long device;
+    int device_type;
+    place_device(sp__result_name(w->r, m->place), &device, &device_type);
+    int reserved = m->type == SP_MEM_RESERVED_ALLOCATE || m->type == SP_MEM_RESERVED_FREE;
+    sp__buf_printf(w->b, "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"%s\","
+                         "\"pid\":%lld,\"tid\":%llu",
+                   reserved ? "[reserved memory]" : "[memory]", (long long)w->r->meta.pid,
+                   (unsigned long long)t->tid);
+    put_time(w, "ts", m->ts_ns - w->base_ns);
+    sp__buf_printf(w->b,
+                   ",\"args\":{\"Addr\":%llu,\"Bytes\":%lld,\"Total Allocated\":%llu,"
+                   "\"Total Reserved\":%llu,\"Device Id\":%ld,\"Device Type\":%d}},\n",
+                   (unsigned long long)m->addr, (long long)m->bytes,
+                   (unsigned long long)m->current_allocated, (unsigned long long)m->current_reserved,
+                   device, device_type);
+}
+
 static void put_span_marker(writer *w)
 {
     const sp_result *r = w->r;
@@ -240,6 +271,10 @@ static sp_status write_trace(const sp_result *r, const char *path, int gzip)
         const sp__thread *t = &r->threads[i];
         for (size_t j = 0; j < t->count; j++) {
             put_event(&w, t, &t->events[j]);
+            sp__out_maybe_flush(w.out);
+        }
+        for (size_t j = 0; j < t->mem_count; j++) {
+            put_memory(&w, t, &t->mems[j]);
             sp__out_maybe_flush(w.out);
         }
     }

@@ -281,6 +281,32 @@ void sp__counter(const char *name, double value)
     publish(r + 2);
 }
 
+static int memory_on;
+
+void sp__record_set_memory(int on) { __atomic_store_n(&memory_on, on, __ATOMIC_RELEASE); }
+
+void sp__memory_event(sp_mem_event_type type, const char *place, const sp_mem_info *info)
+{
+    if (!__atomic_load_n(&memory_on, __ATOMIC_ACQUIRE)) return;
+    if ((unsigned)type > SP_MEM_RESERVED_FREE || !info) {
+        sp__tbuf *tb = sp__tls_tbuf ? sp__tls_tbuf : sp__thread_register();
+        if (tb) count(&tb->misuse);
+        return;
+    }
+    uint64_t t = sp__ticks();
+    sp__rec *r = reserve_slow(4, FOR_OTHER);
+    if (!r) return;
+    r[0].ticks = t;
+    r[0].word = SP__REC_WORD(SP__REC_MEMORY, type, (uintptr_t)place);
+    r[1].ticks = info->addr;
+    r[1].word = (uint64_t)info->bytes;
+    r[2].ticks = info->current_allocated;
+    r[2].word = info->current_reserved;
+    r[3].ticks = info->peak_allocated;
+    r[3].word = info->peak_reserved;
+    publish(r + 4);
+}
+
 uint64_t sp_clock_ticks(void)
 {
     sp__clock_init();

@@ -30,7 +30,8 @@ enum sp__rec_kind {
     SP__REC_END = 3,
     SP__REC_INSTANT = 4,    /* word: static name pointer */
     SP__REC_COUNTER = 5,    /* word: static name pointer; next record: value bits */
-    SP__REC_COMPLETE = 6    /* word: name length; next record: begin, end ticks; payload */
+    SP__REC_COMPLETE = 6,   /* word: name length; next record: begin, end ticks; payload */
+    SP__REC_MEMORY = 7      /* word: place pointer; 3 records: addr, bytes; current; peak */
 };
 
 #define SP__REC_KIND_SHIFT 61
@@ -94,6 +95,9 @@ typedef void (*sp__drain_fn)(void *ctx, sp__tbuf *thread, const sp__rec *recs, s
 
 /* Sets the cap on chunk memory over all threads (bytes). */
 void sp__record_set_cap(size_t cap_bytes);
+
+/* Turns recording of sp_memory_event calls on or off (profile_memory). */
+void sp__record_set_memory(int on);
 
 /* Turns recording on (READY or RECORD) or off. */
 void sp__record_set_active(int active);

@@ -85,6 +85,8 @@ static size_t event_records(const sp__rec *r)
         return 2;
     case SP__REC_COMPLETE:
         return 2 + SP__NAME_PAYLOAD_RECS(SP__REC_LOW(r->word));
+    case SP__REC_MEMORY:
+        return 4;
     default:
         return 1;
     }
