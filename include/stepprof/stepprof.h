@@ -675,9 +675,10 @@ SP_API void sp_summary_options_init(sp_summary_options *opts);
 
 /* Prints paddle's summary tables of a result to out, in paddle's order
  * (Device, Overview, Model, Distributed, Operator, Kernel, Memory
- * Manipulation, UserDefined), then a "Counters:" line if any counter of the
- * span is non-zero. A span without events prints one notice line instead.
- * Tables whose data does not exist yet (GPU, memory) are left out.
+ * Manipulation, UserDefined, Memory), then a "Counters:" line if any counter
+ * of the span is non-zero. A span without events prints one notice line
+ * instead. A table without data in this span (no kernels, no memory events,
+ * a single Model item, no communication) is left out, as paddle does.
  * opts may be NULL for the defaults.
  * Errors: SP_EINVAL (NULL result or out, unknown time unit, sort key or view
  * bits), SP_ENOMEM, SP_EIO (write error).

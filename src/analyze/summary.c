@@ -28,6 +28,7 @@ static const struct {
     {SP__VIEW_KERNEL, sp__summary_kernel},
     {SP__VIEW_MEMORY_MANIPULATION, sp__summary_memory_manipulation},
     {SP__VIEW_UDF, sp__summary_userdefined},
+    {SP__VIEW_MEMORY, sp__summary_memory},
 };
 
 static int known_unit(const char *u)
@@ -37,8 +38,9 @@ static int known_unit(const char *u)
 
 static size_t event_count(const sp_result *r)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < r->thread_count; i++) n += r->threads[i].count;
+    size_t n = r->device_count;
+    for (size_t i = 0; i < r->thread_count; i++)
+        n += r->threads[i].count + r->threads[i].runtime_count + r->threads[i].mem_count;
     return n;
 }
 

@@ -32,6 +32,7 @@ int sp__summary_model(const sp__model *m, const sp__summary_opts *o, sp__table *
 int sp__summary_distributed(const sp__model *m, const sp__summary_opts *o, sp__table **out);
 int sp__summary_operator(const sp__model *m, const sp__summary_opts *o, sp__table **out);
 int sp__summary_kernel(const sp__model *m, const sp__summary_opts *o, sp__table **out);
+int sp__summary_memory(const sp__model *m, const sp__summary_opts *o, sp__table **out);
 int sp__summary_memory_manipulation(const sp__model *m, const sp__summary_opts *o, sp__table **out);
 int sp__summary_userdefined(const sp__model *m, const sp__summary_opts *o, sp__table **out);
 

@@ -8,6 +8,7 @@
 #include "stepprof/stepprof.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static sp_profiler *begin(int profile_memory)
@@ -54,6 +55,17 @@ static void test_memory_events_recorded_and_attached(void)
         CHECK_EQ(-4096, t->mems[2].bytes);
         CHECK_STR_EQ("ProfileStep#0", sp__result_name(r, t->events[t->mems[2].host].name));
     }
+    /* The Memory Summary of the recorded span: matmul allocated 4096 on gpu:0 */
+    static char text[1 << 14];
+    FILE *f = fmemopen(text, sizeof text, "w");
+    sp_summary_options so;
+    sp_summary_options_init(&so);
+    so.views = 1u << SP_VIEW_MEMORY;
+    CHECK_OK(sp_result_summary(r, &so, f));
+    fclose(f);
+    CHECK(strstr(text, "Memory Summary - Place(gpu:0)") != NULL);
+    CHECK(strstr(text, "matmul") != NULL);
+    CHECK(strstr(text, "Peak Allocated Memory: 4096") != NULL);
     char path[] = "/tmp/stepprof-memory-XXXXXX.json";
     int fd = mkstemps(path, 5);
     CHECK(fd >= 0);
