@@ -58,6 +58,17 @@ int32_t sp__opdev_first(const sp__opdev *x, size_t thread, size_t node);
 /* The next device record of the same node, -1 = none. */
 int32_t sp__opdev_next(const sp__opdev *x, int32_t dev);
 
+/* table_items.c: a row of the Operator, UserDefined and Memory Manipulation
+ * tables: calls and cpu / ggpu total, max and min over a group of nodes. */
+typedef struct sp__item_stats {
+    int64_t calls, cpu, cpu_max, cpu_min, gpu, gpu_max, gpu_min;
+} sp__item_stats;
+void sp__item_stats_add(sp__item_stats *s, const sp__node *n);
+/* The value to sort rows by (SP__SORT_*): larger sorts first. */
+double sp__item_sort_key(const sp__item_stats *s, int sorted_by);
+/* §6.7: the lower-cased name contains "memcpy", "memorycopy" or "memset". */
+int sp__is_memory_name(const char *name);
+
 /* §6.3 Model items, shared by the Model and the Overview tables: for
  * Dataloader, Forward, Backward, Optimization (outermost ranges only) and
  * ProfileStep. */

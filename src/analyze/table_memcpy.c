@@ -13,7 +13,7 @@
 
 typedef struct item {
     uint32_t name;
-    int64_t calls, cpu, cpu_max, cpu_min, gpu, gpu_max, gpu_min;
+    sp__item_stats s;
 } item;
 
 typedef struct ctx {
@@ -22,18 +22,6 @@ typedef struct ctx {
     size_t n, cap;
     int failed;
 } ctx;
-
-static int is_memory_name(const char *s)
-{
-    static const char *const pat[] = {"memcpy", "memorycopy", "memset"};
-    for (const char *p = s; *p; p++)
-        for (size_t k = 0; k < 3; k++) {
-            size_t j = 0;
-            while (pat[k][j] && p[j] && (p[j] | 0x20) == pat[k][j]) j++;
-            if (!pat[k][j]) return 1;
-        }
-    return 0;
-}
 
 static item *find_item(ctx *c, uint32_t name)
 {
@@ -57,16 +45,10 @@ static void visit(void *vc, const sp__thread_model *t, const sp__node *n)
     const sp__event *e = &t->thread->events[n->event];
     if (c->failed) return;
     if (e->type != SP_EVENT_USER_DEFINED && e->type != SP_EVENT_PYTHON_USER_DEFINED) return;
-    if (!is_memory_name(sp__result_name(c->result, e->name))) return;
+    if (!sp__is_memory_name(sp__result_name(c->result, e->name))) return;
     item *it = find_item(c, e->name);
     if (!it) { c->failed = 1; return; }
-    if (it->calls == 0 || n->cpu > it->cpu_max) it->cpu_max = n->cpu;
-    if (it->calls == 0 || n->cpu < it->cpu_min) it->cpu_min = n->cpu;
-    if (it->calls == 0 || n->ggpu > it->gpu_max) it->gpu_max = n->ggpu;
-    if (it->calls == 0 || n->ggpu < it->gpu_min) it->gpu_min = n->ggpu;
-    it->calls++;
-    it->cpu += n->cpu;
-    it->gpu += n->ggpu;
+    sp__item_stats_add(&it->s, n);
 }
 
 static double gpu_denominator(const sp__model *m)
@@ -113,13 +95,13 @@ static sp__table *render(const sp__model *m, const ctx *c, const char *unit)
     sp__table_header(t, head);
     sp__table_separator(t);
     for (size_t i = 0; i < c->n; i++) {
-        const item *s = &c->items[i];
+        const sp__item_stats *s = &c->items[i].s;
         snprintf(calls, sizeof calls, "%lld", (long long)s->calls);
         sp__fmt_composite(cpu, sizeof cpu, (double)s->cpu, s->calls, (double)s->cpu_max,
                           (double)s->cpu_min, (double)s->cpu, (double)m->T, unit);
         sp__fmt_composite(gpu, sizeof gpu, (double)s->gpu, s->calls, (double)s->gpu_max,
                           (double)s->gpu_min, (double)s->gpu, gpu_den, unit);
-        const char *cells[] = {sp__result_name(m->result, s->name), calls, cpu, gpu};
+        const char *cells[] = {sp__result_name(m->result, c->items[i].name), calls, cpu, gpu};
         sp__table_row(t, cells);
     }
     sp__table_separator(t);

@@ -25,9 +25,7 @@
 #define NAME_WIDTH 52
 
 
-typedef struct stat {
-    int64_t calls, cpu, cpu_max, cpu_min, gpu, gpu_max, gpu_min;
-} stat;
+typedef sp__item_stats stat;
 
 typedef struct dev {
     uint32_t name;
@@ -70,17 +68,6 @@ typedef struct ctx {
     size_t n_groups;
     int failed;
 } ctx;
-
-static void stat_add(stat *s, const sp__node *n)
-{
-    if (s->calls == 0 || n->cpu > s->cpu_max) s->cpu_max = n->cpu;
-    if (s->calls == 0 || n->cpu < s->cpu_min) s->cpu_min = n->cpu;
-    if (s->calls == 0 || n->ggpu > s->gpu_max) s->gpu_max = n->ggpu;
-    if (s->calls == 0 || n->ggpu < s->gpu_min) s->gpu_min = n->ggpu;
-    s->calls++;
-    s->cpu += n->cpu;
-    s->gpu += n->ggpu;
-}
 
 /* Grows *p (of *cap elements of size sz) to hold one more; 0 or -1. */
 static int grow(void **p, size_t *cap, size_t used, size_t sz)
@@ -170,29 +157,15 @@ static void visit(void *vc, const sp__thread_model *t, const sp__node *n)
         start_group(c, c->thread_sep ? t->thread->tid : 0);
     item *it = find_item(c, name_key(c, e->name));
     if (!it) { c->failed = 1; return; }
-    stat_add(&it->s, n);
+    sp__item_stats_add(&it->s, n);
     if (c->opdev && add_devs(c, &it->devs, t, (size_t)(n - t->nodes))) { c->failed = 1; return; }
     for (int32_t k = n->first_child; k >= 0; k = t->nodes[k].next_sibling) {
         const sp__event *ce = &t->thread->events[t->nodes[k].event];
         if (ce->type == SP_EVENT_OPERATOR) continue;
         inner *in = find_inner(c, it, name_key(c, ce->name));
         if (!in) { c->failed = 1; return; }
-        stat_add(&in->s, &t->nodes[k]);
+        sp__item_stats_add(&in->s, &t->nodes[k]);
         if (c->opdev && add_devs(c, &in->devs, t, (size_t)k)) { c->failed = 1; return; }
-    }
-}
-
-static double sort_key(const stat *s, int by)
-{
-    switch (by) {
-    case SP__SORT_CPU_AVG: return (double)s->cpu / (double)s->calls;
-    case SP__SORT_CPU_MAX: return (double)s->cpu_max;
-    case SP__SORT_CPU_MIN: return -(double)s->cpu_min;
-    case SP__SORT_GPU_TOTAL: return (double)s->gpu;
-    case SP__SORT_GPU_AVG: return (double)s->gpu / (double)s->calls;
-    case SP__SORT_GPU_MAX: return (double)s->gpu_max;
-    case SP__SORT_GPU_MIN: return -(double)s->gpu_min;
-    default: return (double)s->cpu;
     }
 }
 
@@ -263,7 +236,7 @@ static void add_group(const ctx *c, const sp__summary_opts *o, sp__table *t, siz
     sp__table_title(t, title);
     double cpu_sum = 0, gpu_sum = 0;
     for (size_t i = 0; i < n; i++) {
-        first[i].key = sort_key(&first[i].s, o->sorted_by);
+        first[i].key = sp__item_sort_key(&first[i].s, o->sorted_by);
         cpu_sum += (double)first[i].s.cpu;
         gpu_sum += (double)first[i].s.gpu;
     }

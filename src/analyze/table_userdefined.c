@@ -23,7 +23,7 @@ typedef struct item {
     uint32_t name;
     size_t seen; /* creation order: the stable tie-break */
     double key;  /* larger sorts first */
-    int64_t calls, cpu, cpu_max, cpu_min, gpu, gpu_max, gpu_min;
+    sp__item_stats s;
 } item;
 
 typedef struct ctx {
@@ -39,18 +39,6 @@ typedef struct ctx {
     int failed;
 } ctx;
 
-/* §6.7: the lower-cased name contains "memcpy", "memorycopy" or "memset". */
-static int is_memory_name(const char *s)
-{
-    static const char *const pat[] = {"memcpy", "memorycopy", "memset"};
-    for (const char *p = s; *p; p++)
-        for (size_t k = 0; k < 3; k++) {
-            size_t j = 0;
-            while (pat[k][j] && p[j] && (p[j] | 0x20) == pat[k][j]) j++;
-            if (!pat[k][j]) return 1;
-        }
-    return 0;
-}
 
 static void start_group(ctx *c, uint64_t tid)
 {
@@ -83,33 +71,13 @@ static void visit(void *vc, const sp__thread_model *t, const sp__node *n)
     ctx *c = vc;
     const sp__event *e = &t->thread->events[n->event];
     if (c->failed || e->type != SP_EVENT_PYTHON_USER_DEFINED) return;
-    if (is_memory_name(sp__result_name(c->result, e->name))) return;
+    if (sp__is_memory_name(sp__result_name(c->result, e->name))) return;
     uint32_t key = e->name < c->map_n - 1 ? e->name : (uint32_t)(c->map_n - 1);
     if (c->n_groups == 0 || (c->thread_sep && c->tids[c->n_groups - 1] != t->thread->tid))
         start_group(c, c->thread_sep ? t->thread->tid : 0);
     item *it = find_item(c, key);
     if (!it) { c->failed = 1; return; }
-    if (it->calls == 0 || n->cpu > it->cpu_max) it->cpu_max = n->cpu;
-    if (it->calls == 0 || n->cpu < it->cpu_min) it->cpu_min = n->cpu;
-    if (it->calls == 0 || n->ggpu > it->gpu_max) it->gpu_max = n->ggpu;
-    if (it->calls == 0 || n->ggpu < it->gpu_min) it->gpu_min = n->ggpu;
-    it->calls++;
-    it->cpu += n->cpu;
-    it->gpu += n->ggpu;
-}
-
-static double sort_key(const item *s, int by)
-{
-    switch (by) {
-    case SP__SORT_CPU_AVG: return (double)s->cpu / (double)s->calls;
-    case SP__SORT_CPU_MAX: return (double)s->cpu_max;
-    case SP__SORT_CPU_MIN: return -(double)s->cpu_min;
-    case SP__SORT_GPU_TOTAL: return (double)s->gpu;
-    case SP__SORT_GPU_AVG: return (double)s->gpu / (double)s->calls;
-    case SP__SORT_GPU_MAX: return (double)s->gpu_max;
-    case SP__SORT_GPU_MIN: return -(double)s->gpu_min;
-    default: return (double)s->cpu;
-    }
+    sp__item_stats_add(&it->s, n);
 }
 
 static int cmp_item(const void *pa, const void *pb)
@@ -153,16 +121,16 @@ static void add_group(const sp__model *m, const ctx *c, const sp__summary_opts *
     if (c->thread_sep) snprintf(title, sizeof title, "Thread: %llu", (unsigned long long)c->tids[g]);
     else snprintf(title, sizeof title, "Thread: All threads merged");
     sp__table_title(t, title);
-    for (size_t i = 0; i < n; i++) first[i].key = sort_key(&first[i], o->sorted_by);
+    for (size_t i = 0; i < n; i++) first[i].key = sp__item_sort_key(&first[i].s, o->sorted_by);
     qsort(first, n, sizeof *first, cmp_item);
     for (size_t i = 0; i < n; i++) {
-        const item *s = &first[i];
+        const sp__item_stats *s = &first[i].s;
         snprintf(calls, sizeof calls, "%lld", (long long)s->calls);
         sp__fmt_composite(cpu, sizeof cpu, (double)s->cpu, s->calls, (double)s->cpu_max,
                           (double)s->cpu_min, (double)s->cpu, (double)m->T, unit);
         sp__fmt_composite(gpu, sizeof gpu, (double)s->gpu, s->calls, (double)s->gpu_max,
                           (double)s->gpu_min, (double)s->gpu, gpu_den, unit);
-        const char *cells[] = {sp__result_name(m->result, s->name), calls, cpu, gpu};
+        const char *cells[] = {sp__result_name(m->result, first[i].name), calls, cpu, gpu};
         sp__table_row(t, cells);
     }
 }
