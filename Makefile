@@ -45,6 +45,8 @@ test-asan: asan
 bench: build
 	$(BUILD)/bench/bench_record
 	$(BUILD)/bench/bench_summary
+	$(BUILD)/bench/bench_scaling
+	$(BUILD)/bench/bench_export
 
 # Rewrites tests/golden/ from the current output; review `git diff tests/golden` before committing.
 golden: build

@@ -98,6 +98,15 @@ static void finish_thread(collector *c)
         if (e) e->flags |= SP_EVENT_FLAG_UNCLOSED;
         r->counters[SP_COUNTER_UNCLOSED_RANGES]++;
     }
+    /* The array grew by doubling; a result lives on, so give back the slack. */
+    sp__thread *t = c->thread;
+    if (t->cap > t->count && t->count > 0) {
+        sp__event *fit = sp__realloc(t->events, sizeof *fit * t->count);
+        if (fit) {
+            t->events = fit;
+            t->cap = t->count;
+        }
+    }
     c->thread->dropped = c->tb->span_dropped;
     r->counters[SP_COUNTER_HOST_DROPPED] += c->tb->span_dropped;
     r->counters[SP_COUNTER_MISUSE] += c->tb->span_misuse;
