@@ -34,10 +34,41 @@ int64_t sp__base_time_ns(void)
     return b;
 }
 
+/* Appends v in decimal. Hand-written because printf was the exporter's
+ * largest cost (docs/performance.md). */
+static void put_u64(sp__buf *b, uint64_t v)
+{
+    char digits[20];
+    size_t n = 0;
+    do {
+        digits[sizeof digits - ++n] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    sp__buf_append(b, digits + sizeof digits - n, n);
+}
+
+/* Appends `,"key":` then ns as microseconds with exactly three decimals
+ * (negative values are clamped to 0, trace-format.md §3). */
 static void put_time(writer *w, const char *key, int64_t ns)
 {
     if (ns < 0) ns = 0;
-    sp__buf_printf(w->b, ",\"%s\":%lld.%03lld", key, (long long)(ns / 1000), (long long)(ns % 1000));
+    sp__buf_puts(w->b, ",\"");
+    sp__buf_puts(w->b, key);
+    sp__buf_puts(w->b, "\":");
+    put_u64(w->b, (uint64_t)ns / 1000);
+    unsigned frac = (unsigned)((uint64_t)ns % 1000);
+    char tail[4] = {'.', (char)('0' + frac / 100), (char)('0' + frac / 10 % 10), (char)('0' + frac % 10)};
+    sp__buf_append(w->b, tail, sizeof tail);
+}
+
+/* Appends `,"pid":<pid>,"tid":<tid>`. */
+static void put_track(writer *w, uint64_t tid)
+{
+    sp__buf_puts(w->b, ",\"pid\":");
+    if (w->r->meta.pid < 0) sp__buf_putc(w->b, '-');
+    put_u64(w->b, (uint64_t)(w->r->meta.pid < 0 ? -w->r->meta.pid : w->r->meta.pid));
+    sp__buf_puts(w->b, ",\"tid\":");
+    put_u64(w->b, tid);
 }
 
 static void put_str(writer *w, const char *s) { sp__json_put_string(w->b, s, strlen(s)); }
@@ -155,16 +186,22 @@ static void put_event(writer *w, const sp__thread *t, const sp__event *e)
         return;
     }
     int instant = (e->flags & SP_EVENT_FLAG_INSTANT) != 0;
-    sp__buf_printf(w->b, "{\"ph\":\"%s\",\"cat\":\"%s\",%sname\":", instant ? "i" : "X",
-                   category(e, name), instant ? "\"s\":\"t\",\"" : "\"");
+    sp__buf_puts(w->b, instant ? "{\"ph\":\"i\",\"cat\":\"" : "{\"ph\":\"X\",\"cat\":\"");
+    sp__buf_puts(w->b, category(e, name));
+    sp__buf_puts(w->b, instant ? "\",\"s\":\"t\",\"name\":" : "\",\"name\":");
     put_event_name(w, e, name);
-    sp__buf_printf(w->b, ",\"pid\":%lld,\"tid\":%llu", (long long)w->r->meta.pid,
-                   (unsigned long long)t->tid);
+    put_track(w, t->tid);
     put_time(w, "ts", e->start_ns - w->base_ns);
     if (!instant) put_time(w, "dur", e->end_ns - e->start_ns);
     sp__buf_puts(w->b, ",\"args\":{");
-    if (!instant) sp__buf_printf(w->b, "\"External id\":%llu,", (unsigned long long)++w->next_external_id);
-    sp__buf_printf(w->b, "\"Event Type\":\"%s\"}},\n", type_name);
+    if (!instant) {
+        sp__buf_puts(w->b, "\"External id\":");
+        put_u64(w->b, ++w->next_external_id);
+        sp__buf_putc(w->b, ',');
+    }
+    sp__buf_puts(w->b, "\"Event Type\":\"");
+    sp__buf_puts(w->b, type_name);
+    sp__buf_puts(w->b, "\"}},\n");
 }
 
 /* "Place(gpu:3)" -> device 3, type 1 (CUDA); anything else -> -1, 0 (CPU). */
