@@ -12,10 +12,6 @@
 
 #include <string.h>
 
-static int is_mark(const sp__event *e) {
-  return (e->flags & (SP_EVENT_FLAG_INSTANT | SP_EVENT_FLAG_COUNTER)) != 0;
-}
-
 /* Gives each range event a node, links children in start order and computes
  * cpu and self_cpu. map has one slot per event (event index -> node index,
  * -1 for marks). Returns -1 when the node array cannot be allocated. */
@@ -23,7 +19,7 @@ static int build_nodes(sp__thread_model *t, int32_t *map) {
   const sp__thread *th = t->thread;
   size_t n = 0;
   for (size_t i = 0; i < th->count; i++)
-    map[i] = is_mark(&th->events[i]) ? -1 : (int32_t)n++;
+    map[i] = sp__event_is_mark(&th->events[i]) ? -1 : (int32_t)n++;
   t->first_root = -1;
   if (n == 0)
     return 0;
@@ -213,4 +209,17 @@ void sp__model_visit(const sp__model *m, sp__visit_fn fn, void *ctx) {
         stack[sp++] = c;
     }
   }
+}
+
+int32_t sp__model_node_of(const sp__thread_model *t, int32_t ev)
+{
+    size_t lo = 0, hi = t->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((int32_t)t->nodes[mid].event < ev)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->count && (int32_t)t->nodes[lo].event == ev ? (int32_t)lo : -1;
 }

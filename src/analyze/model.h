@@ -96,6 +96,10 @@ int sp__model_build(sp__model *m, const sp_result *r);
 /* Frees what the build allocated; safe after a failed build and twice. */
 void sp__model_fini(sp__model *m);
 
+/* The node of event index ev of thread t, or -1 (marks have none). Nodes
+ * are in event order, so this is a binary search. */
+int32_t sp__model_node_of(const sp__thread_model *t, int32_t ev);
+
 /* model_gpu.c: charges attributed device time to nodes (gpu, self_gpu, ggpu;
  * self_cpu loses the runtime calls, §5.2), adds the runtime calls to
  * cpu_ranges[CudaRuntime] and fills the device side above. Called by

@@ -16,20 +16,6 @@ static int device_slot(int type)
     return type == SP_EVENT_KERNEL ? 0 : type == SP_EVENT_MEMCPY ? 1 : type == SP_EVENT_MEMSET ? 2 : -1;
 }
 
-/* The node of event index ev (nodes are in event order), or -1. */
-static int32_t node_of(const sp__thread_model *t, int32_t ev)
-{
-    size_t lo = 0, hi = t->count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if ((int32_t)t->nodes[mid].event < ev)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < t->count && (int32_t)t->nodes[lo].event == ev ? (int32_t)lo : -1;
-}
-
 /* Per-runtime kernel and general device time, indexed like the thread's runtimes. */
 typedef struct rt_time {
     int64_t gpu, ggpu;
@@ -40,7 +26,7 @@ static void charge_nodes(sp__thread_model *t, const rt_time *times)
     const sp__thread *th = t->thread;
     for (size_t k = 0; k < th->runtime_count; k++) {
         const sp__runtime *rt = &th->runtimes[k];
-        int32_t n = rt->host >= 0 ? node_of(t, rt->host) : -1;
+        int32_t n = rt->host >= 0 ? sp__model_node_of(t, rt->host) : -1;
         if (n < 0) {
             t->root_gpu += times[k].gpu;
             t->root_ggpu += times[k].ggpu;

@@ -154,20 +154,6 @@ static sp__table *dist_table(const sp__model *m, const sp__summary_opts *o, int6
 }
 
 
-/* The node of event index ev (nodes are in event order), or -1. */
-static int32_t node_of(const sp__thread_model *t, int32_t ev)
-{
-    size_t lo = 0, hi = t->count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if ((int32_t)t->nodes[mid].event < ev)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < t->count && (int32_t)t->nodes[lo].event == ev ? (int32_t)lo : -1;
-}
-
 /* Whether kernel dev lies under a case-1/2 node. under[off[t] + n] is 1 when
  * node n of thread t or one of its ancestors is a communication node. */
 static int kernel_under_comm(const sp__model *m, const sp__device_rec *dev, const size_t *off,
@@ -179,7 +165,7 @@ static int kernel_under_comm(const sp__model *m, const sp__device_rec *dev, cons
     if (dev->runtime < 0 || (size_t)dev->runtime >= th->runtime_count) return 0;
     int32_t host = th->runtimes[dev->runtime].host;
     if (host < 0) return 0;
-    int32_t n = node_of(tm, host);
+    int32_t n = sp__model_node_of(tm, host);
     return n >= 0 && under[off[dev->thread] + (size_t)n];
 }
 

@@ -58,19 +58,6 @@ typedef struct ctx {
     int failed;
 } ctx;
 
-static int32_t node_of(const sp__thread_model *t, int32_t ev)
-{
-    size_t lo = 0, hi = t->count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if ((int32_t)t->nodes[mid].event < ev)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < t->count && (int32_t)t->nodes[lo].event == ev ? (int32_t)lo : -1;
-}
-
 /* Buckets the records of thread t by node, keeping time order. */
 static int bucket_thread(ctx *c, const sp__thread_model *t)
 {
@@ -90,7 +77,7 @@ static int bucket_thread(ctx *c, const sp__thread_model *t)
     if (!node) return -1;
     for (size_t k = 0; k < th->mem_count; k++) {
         int32_t h = th->mems[k].host;
-        node[k] = h >= 0 ? node_of(t, h) : -1;
+        node[k] = h >= 0 ? sp__model_node_of(t, h) : -1;
         if (node[k] >= 0) c->first[node[k] + 1]++;
     }
     for (size_t i = 0; i < t->count; i++) c->first[i + 1] += c->first[i];

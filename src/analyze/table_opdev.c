@@ -39,18 +39,6 @@ static int cmp_key(const void *pa, const void *pb)
     return (a->index > b->index) - (a->index < b->index);
 }
 
-/* The node of event index ev (nodes are in event order), or -1. */
-static int32_t node_of(const sp__thread_model *t, int32_t ev)
-{
-    size_t lo = 0, hi = t->count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if ((int32_t)t->nodes[mid].event < ev) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < t->count && (int32_t)t->nodes[lo].event == ev ? (int32_t)lo : -1;
-}
-
 void sp__opdev_free(sp__opdev *x)
 {
     if (!x) return;
@@ -85,7 +73,7 @@ sp__opdev *sp__opdev_new(const sp__model *m)
         const sp__thread_model *tm = &m->threads[dv->thread];
         if (dv->runtime < 0 || (size_t)dv->runtime >= tm->thread->runtime_count) continue;
         int32_t host = tm->thread->runtimes[dv->runtime].host;
-        int32_t node = host >= 0 ? node_of(tm, host) : -1;
+        int32_t node = host >= 0 ? sp__model_node_of(tm, host) : -1;
         if (node < 0) continue;
         keys[n++] = (rec_key){dv->thread, dv->runtime, dv->start_ns, (int32_t)d, node};
     }

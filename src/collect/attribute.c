@@ -18,11 +18,6 @@ static int by_start(const void *pa, const void *pb)
     return a->end_ns > b->end_ns ? -1 : a->end_ns < b->end_ns;
 }
 
-static int is_mark(const sp__event *e)
-{
-    return (e->flags & (SP_EVENT_FLAG_INSTANT | SP_EVENT_FLAG_COUNTER)) != 0;
-}
-
 /* The innermost range of t containing time ts (start <= ts < end), or -1.
  * Events are sorted by start, so the candidate is the last event starting at
  * or before ts. Any range containing ts started before that event and so
@@ -41,7 +36,7 @@ static int32_t innermost_at(const sp__thread *t, int64_t ts)
     int32_t i = (int32_t)lo - 1;
     while (i >= 0) {
         const sp__event *e = &t->events[i];
-        if (!is_mark(e) && e->start_ns <= ts && ts < e->end_ns) return i;
+        if (!sp__event_is_mark(e) && e->start_ns <= ts && ts < e->end_ns) return i;
         i = e->parent;
     }
     return -1;

@@ -61,6 +61,13 @@ typedef struct sp__mem_event {
     int32_t host;   /* attribution: innermost host event containing ts_ns, -1 = thread root */
 } sp__mem_event;
 
+/* Instants and counter samples: zero-length marks that get a parent but are
+ * never a parent. */
+static inline int sp__event_is_mark(const sp__event *e)
+{
+    return (e->flags & (SP_EVENT_FLAG_INSTANT | SP_EVENT_FLAG_COUNTER)) != 0;
+}
+
 typedef struct sp__thread {
     uint64_t tid;
     uint32_t name;   /* id in the result's names */

@@ -11,11 +11,6 @@
 
 static const sp__event *sort_base;
 
-static int is_mark(const sp__event *e)
-{
-    return (e->flags & (SP_EVENT_FLAG_INSTANT | SP_EVENT_FLAG_COUNTER)) != 0;
-}
-
 /* Equal intervals: ranges before marks, and the later-collected range first,
  * because an outer range is collected (ended) after the ranges inside it. */
 static int by_start_end(const void *pa, const void *pb)
@@ -24,7 +19,7 @@ static int by_start_end(const void *pa, const void *pb)
     const sp__event *a = &sort_base[ia], *b = &sort_base[ib];
     if (a->start_ns != b->start_ns) return a->start_ns < b->start_ns ? -1 : 1;
     if (a->end_ns != b->end_ns) return a->end_ns > b->end_ns ? -1 : 1;
-    if (is_mark(a) != is_mark(b)) return is_mark(a) ? 1 : -1;
+    if (sp__event_is_mark(a) != sp__event_is_mark(b)) return sp__event_is_mark(a) ? 1 : -1;
     return ia > ib ? -1 : ia < ib;
 }
 
@@ -35,7 +30,7 @@ static int by_interval(const void *pa, const void *pb)
     const sp__event *a = pa, *b = pb;
     if (a->start_ns != b->start_ns) return a->start_ns < b->start_ns ? -1 : 1;
     if (a->end_ns != b->end_ns) return a->end_ns > b->end_ns ? -1 : 1;
-    return is_mark(a) - is_mark(b);
+    return sp__event_is_mark(a) - sp__event_is_mark(b);
 }
 
 static void sort_events(sp__event *events, size_t count)
@@ -66,14 +61,14 @@ uint64_t sp__tree_build(sp__event *events, size_t count)
     for (size_t i = 0; i < count; i++) {
         sp__event *e = &events[i];
         while (sp > 0 && events[stack[sp - 1]].end_ns <= e->start_ns) sp--;
-        if (!is_mark(e) && sp > 0 && e->end_ns > events[stack[sp - 1]].end_ns) {
+        if (!sp__event_is_mark(e) && sp > 0 && e->end_ns > events[stack[sp - 1]].end_ns) {
             while (sp > 0 && e->end_ns > events[stack[sp - 1]].end_ns) sp--;
             e->flags |= SP_EVENT_FLAG_OVERLAP;
             overlaps++;
         }
         e->parent = sp > 0 ? stack[sp - 1] : -1;
         e->depth = (uint32_t)sp;
-        if (!is_mark(e) && stack) stack[sp++] = (int32_t)i;
+        if (!sp__event_is_mark(e) && stack) stack[sp++] = (int32_t)i;
     }
     sp__free(stack);
     return overlaps;
