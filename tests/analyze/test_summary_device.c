@@ -9,6 +9,7 @@
  * every allocation in turn (run the sanitizer build for leaks). */
 #include "check.h"
 #include "collect.h"
+#include "fixture.h"
 #include "sys.h"
 
 #include "summary.h"
@@ -17,11 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
-typedef struct ev_spec {
-    const char *name;
-    int type;
-    int64_t start, end;
-} ev_spec;
+typedef fixture_range ev_spec; /* {name, type, start_ns, end_ns} */
 
 #define OP SP_EVENT_OPERATOR
 #define PS SP_EVENT_PROFILE_STEP
@@ -32,27 +29,7 @@ typedef struct ev_spec {
  * collector does. */
 static void add_thread(sp_result *r, uint64_t tid, const ev_spec *ev, size_t n)
 {
-    sp__thread *ts = sp__realloc(r->threads, sizeof *ts * (r->thread_count + 1));
-    CHECK(ts != NULL);
-    if (!ts) return;
-    r->threads = ts;
-    sp__thread *t = &ts[r->thread_count++];
-    memset(t, 0, sizeof *t);
-    t->tid = tid;
-    t->name = sp__names_from_ptr(&r->names, "thread");
-    t->events = sp__alloc(sizeof *t->events * n);
-    CHECK(t->events != NULL);
-    if (!t->events) return;
-    t->count = t->cap = n;
-    for (size_t i = 0; i < n; i++) {
-        sp__event *e = &t->events[i];
-        e->name = sp__names_from_ptr(&r->names, ev[i].name);
-        e->type = (uint8_t)ev[i].type;
-        e->start_ns = ev[i].start;
-        e->end_ns = ev[i].end;
-        e->parent = -1;
-    }
-    sp__tree_build(t->events, n);
+    fixture_add_thread(r, tid, "thread", ev, n);
 }
 
 /* Renders t, checks it against want and that no "nan"/"inf" appears. */

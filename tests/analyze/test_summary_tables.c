@@ -7,6 +7,7 @@
  * descriptive columns 40, FLOPs 10; L = 54 + 8 + 42 + 42 + 12 - 2 = 156). */
 #include "check.h"
 #include "collect.h"
+#include "fixture.h"
 #include "sys.h"
 
 #include "model.h"
@@ -15,11 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 
-typedef struct ev_spec {
-    const char *name;
-    int type;
-    int64_t start, end;
-} ev_spec;
+typedef fixture_range ev_spec; /* {name, type, start_ns, end_ns} */
 
 #define OP SP_EVENT_OPERATOR
 #define OI SP_EVENT_OPERATOR_INNER
@@ -28,30 +25,11 @@ typedef struct ev_spec {
 #define PUD SP_EVENT_PYTHON_USER_DEFINED
 #define N(a) (sizeof(a) / sizeof(a)[0])
 
-/* Appends a thread (tids must come ascending) and builds its nesting. */
+/* Appends a thread (tids must come ascending) and builds its nesting, as the
+ * collector does. */
 static void add_thread(sp_result *r, uint64_t tid, const ev_spec *ev, size_t n)
 {
-    sp__thread *ts = sp__realloc(r->threads, sizeof *ts * (r->thread_count + 1));
-    CHECK(ts != NULL);
-    if (!ts) return;
-    r->threads = ts;
-    sp__thread *t = &ts[r->thread_count++];
-    memset(t, 0, sizeof *t);
-    t->tid = tid;
-    t->name = sp__names_from_ptr(&r->names, "thread");
-    t->events = sp__alloc(sizeof *t->events * n);
-    CHECK(t->events != NULL);
-    if (!t->events) return;
-    t->count = t->cap = n;
-    for (size_t i = 0; i < n; i++) {
-        sp__event *e = &t->events[i];
-        e->name = sp__names_from_ptr(&r->names, ev[i].name);
-        e->type = (uint8_t)ev[i].type;
-        e->start_ns = ev[i].start;
-        e->end_ns = ev[i].end;
-        e->parent = -1;
-    }
-    sp__tree_build(t->events, n);
+    fixture_add_thread(r, tid, "thread", ev, n);
 }
 
 /* Renders table fn of result r with the given options and compares it with
