@@ -24,6 +24,7 @@ typedef struct collector {
     sp__thread *thread; /* its entry in r->threads */
     open_range *stack;
     size_t depth, stack_cap;
+    uint64_t ticks; /* time of the event before the one being taken */
     size_t threads_cap;
     int failed;
 } collector;
@@ -115,12 +116,12 @@ static void finish_thread(collector *c)
     c->tb = NULL;
 }
 
-static uint32_t payload_name(collector *c, const sp__rec *payload, uint64_t len)
+static uint32_t payload_name(collector *c, const sp__word *payload, uint64_t len)
 {
     return sp__names_from_bytes(&c->r->names, (const char *)payload, (size_t)len);
 }
 
-static void take_memory(collector *c, const sp__rec *rec)
+static void take_memory(collector *c, const sp__word *w)
 {
     sp__thread *t = c->thread;
     if (t->mem_count % 64 == 0) {
@@ -131,75 +132,87 @@ static void take_memory(collector *c, const sp__rec *rec)
         }
         t->mems = m;
     }
-    const char *place = (const char *)(uintptr_t)SP__REC_LOW(rec->word);
-    t->mems[t->mem_count++] = (sp__mem_event){
-        sp__clock_to_real(&c->map, rec->ticks), (uint8_t)SP__REC_TYPE(rec->word),
-        sp__names_from_ptr(&c->r->names, place), rec[1].ticks, (int64_t)rec[1].word, rec[2].ticks,
-        rec[2].word, rec[3].ticks, rec[3].word, -1};
+    const char *place = (const char *)(uintptr_t)SP__REC_LOW(w[0]);
+    t->mems[t->mem_count++] = (sp__mem_event){sp__clock_to_real(&c->map, w[1]),
+                                              (uint8_t)SP__REC_TYPE(w[0]),
+                                              sp__names_from_ptr(&c->r->names, place),
+                                              w[2],
+                                              (int64_t)w[3],
+                                              w[4],
+                                              w[5],
+                                              w[6],
+                                              w[7],
+                                              -1};
 }
 
-/* Handles one event; returns how many records it took. */
-static size_t take_event(collector *c, const sp__rec *rec)
+/* Handles the event at w. */
+static void take_event(collector *c, const sp__word *w)
 {
-    uint64_t w = rec->word;
-    unsigned type = SP__REC_TYPE(w);
+    uint64_t head = w[0];
+    unsigned type = SP__REC_TYPE(head);
     sp__names *names = &c->r->names;
+    const char *ptr = (const char *)(uintptr_t)SP__REC_LOW(head);
     sp__event *e;
-    switch (SP__REC_KIND(w)) {
+    switch (SP__REC_KIND(head)) {
     case SP__REC_BEGIN:
-        if (push_open(c, (open_range){rec->ticks, sp__names_from_ptr(names, (const char *)(uintptr_t)SP__REC_LOW(w)), (uint8_t)type}) != 0)
+        if (push_open(c, (open_range){w[1], sp__names_from_ptr(names, ptr), (uint8_t)type}) != 0)
             c->failed = 1;
-        return 1;
+        break;
     case SP__REC_BEGIN_COPY:
-        if (push_open(c, (open_range){rec->ticks, payload_name(c, rec + 1, SP__REC_LOW(w)), (uint8_t)type}) != 0)
+        if (push_open(c, (open_range){w[1], payload_name(c, w + SP__BEGIN_WORDS, SP__REC_LOW(head)),
+                                      (uint8_t)type}) != 0)
             c->failed = 1;
-        return 1 + SP__NAME_PAYLOAD_RECS(SP__REC_LOW(w));
+        break;
     case SP__REC_END:
         if (c->depth == 0) {
             c->r->counters[SP_COUNTER_UNMATCHED_ENDS]++;
         } else {
             open_range o = c->stack[--c->depth];
             add_event(c, o.name, o.type, sp__clock_to_real(&c->map, o.ticks),
-                      sp__clock_to_real(&c->map, rec->ticks));
+                      sp__clock_to_real(&c->map, sp__event_ticks(w, c->ticks)));
         }
-        return 1;
+        break;
     case SP__REC_INSTANT:
     case SP__REC_COUNTER: {
-        int64_t t = sp__clock_to_real(&c->map, rec->ticks);
-        e = add_event(c, sp__names_from_ptr(names, (const char *)(uintptr_t)SP__REC_LOW(w)), type, t, t);
-        if (!e) return 1;
-        if (SP__REC_KIND(w) == SP__REC_INSTANT) {
+        int64_t t = sp__clock_to_real(&c->map, w[1]);
+        e = add_event(c, sp__names_from_ptr(names, ptr), type, t, t);
+        if (!e) break;
+        if (SP__REC_KIND(head) == SP__REC_INSTANT) {
             e->flags |= SP_EVENT_FLAG_INSTANT;
-            return 1;
+        } else {
+            e->flags |= SP_EVENT_FLAG_COUNTER;
+            memcpy(&e->value, &w[2], sizeof e->value);
         }
-        e->flags |= SP_EVENT_FLAG_COUNTER;
-        memcpy(&e->value, &rec[1].ticks, sizeof e->value);
-        return 2;
+        break;
     }
     case SP__REC_MEMORY:
-        take_memory(c, rec);
-        return 4;
+        take_memory(c, w);
+        break;
     case SP__REC_COMPLETE:
-        add_event(c, payload_name(c, rec + 2, SP__REC_LOW(w)), type,
-                  sp__clock_to_real(&c->map, rec[1].ticks), sp__clock_to_real(&c->map, rec[1].word));
-        return 2 + SP__NAME_PAYLOAD_RECS(SP__REC_LOW(w));
+        add_event(c, payload_name(c, w + SP__COMPLETE_WORDS, SP__REC_LOW(head)), type,
+                  sp__clock_to_real(&c->map, w[2]), sp__clock_to_real(&c->map, w[3]));
+        break;
     default:
-        return 1; /* cannot happen: the writer only writes the kinds above */
+        break; /* cannot happen: the writer only writes the kinds above */
     }
 }
 
-static void on_records(void *ctx, sp__tbuf *tb, const sp__rec *recs, size_t n)
+static void on_records(void *ctx, sp__tbuf *tb, const sp__word *words, size_t n, uint64_t ticks)
 {
     collector *c = ctx;
     if (c->tb != tb && begin_thread(c, tb) != 0) {
         c->failed = 1;
         return;
     }
-    if (!recs) {
+    if (!words) {
         finish_thread(c);
         return;
     }
-    for (size_t i = 0; i < n;) i += take_event(c, recs + i);
+    c->ticks = ticks;
+    for (size_t i = 0; i < n; i += sp__event_words(words + i)) {
+        take_event(c, words + i);
+        c->ticks = sp__event_ticks(words + i, c->ticks);
+    }
 }
 
 static int by_tid(const void *a, const void *b)

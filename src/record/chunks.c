@@ -63,7 +63,7 @@ sp__chunk *sp__chunk_acquire(size_t bytes)
             return NULL;
         }
         c->bytes = bytes;
-        c->cap = (bytes - sizeof *c) / sizeof(sp__rec);
+        c->cap = (bytes - sizeof *c) / sizeof(sp__word);
         prefault(c);
     }
     atomic_store_explicit(&c->next, NULL, memory_order_relaxed);

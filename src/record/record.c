@@ -34,12 +34,12 @@ void sp__record_set_active(int active)
 
 static inline int recording(void) { return __atomic_load_n(&sp__host_active, __ATOMIC_RELAXED) & 1; }
 
-static inline sp__rec *chunk_end(const sp__chunk *c) { return (sp__rec *)c->recs + c->cap; }
+static inline sp__word *chunk_end(const sp__chunk *c) { return (sp__word *)c->words + c->cap; }
 
-/* Where begins must stop, leaving the reserve for ends. */
-static inline sp__rec *begin_end(const sp__chunk *c)
+/* Where events other than ends must stop, leaving the reserve for ends. */
+static inline sp__word *begin_end(const sp__chunk *c)
 {
-    return c->cap > SP__END_RESERVE ? chunk_end(c) - SP__END_RESERVE : (sp__rec *)c->recs;
+    return c->cap > SP__END_RESERVE ? chunk_end(c) - SP__END_RESERVE : (sp__word *)c->words;
 }
 
 static void count(_Atomic uint64_t *counter)
@@ -53,11 +53,13 @@ static void set_limits(sp__tbuf *tb)
 {
     if (tb->dropping || tb->reader_open) {
         /* Force every event through the slow path. */
-        tb->limit = tb->hard_limit = tb->cur->recs;
+        tb->limit = tb->hard_limit = tb->cur->words;
         return;
     }
     tb->hard_limit = chunk_end(tb->cur);
-    tb->limit = begin_end(tb->cur);
+    sp__word *room_end = begin_end(tb->cur);
+    tb->limit = room_end - tb->cur->words >= SP__BEGIN_WORDS ? room_end - (SP__BEGIN_WORDS - 1)
+                                                             : tb->cur->words;
 }
 
 /* Keeps the fast-path gates closed exactly while a Dataloader range is timed. */
@@ -69,24 +71,24 @@ static void follow_reader(int reading)
     set_limits(tb);
 }
 
-/* Moves the thread to a new chunk with room for n records; 0 if none. */
+/* Moves the thread to a new chunk with room for n words; 0 if none. */
 static int switch_chunk(sp__tbuf *tb, size_t n)
 {
     size_t bytes = sp__chunk_next_bytes(tb->cur);
     while (bytes < SP__CHUNK_MAX_BYTES &&
-           (bytes - sizeof(sp__chunk)) / sizeof(sp__rec) < n + SP__END_RESERVE)
+           (bytes - sizeof(sp__chunk)) / sizeof(sp__word) < n + SP__END_RESERVE)
         bytes *= 2;
     sp__chunk *c = sp__chunk_acquire(bytes);
     if (!c) return 0;
-    sp__rec *pos = atomic_load_explicit(&tb->pos, memory_order_relaxed);
+    sp__word *pos = atomic_load_explicit(&tb->pos, memory_order_relaxed);
     atomic_store_explicit(&tb->cur->sealed_end, pos, memory_order_relaxed);
     atomic_store_explicit(&tb->cur->next, c, memory_order_release);
     tb->cur = c;
-    atomic_store_explicit(&tb->pos, c->recs, memory_order_release);
+    atomic_store_explicit(&tb->pos, c->words, memory_order_release);
     return 1;
 }
 
-static sp__rec *drop(sp__tbuf *tb, enum reserve_kind kind)
+static sp__word *drop(sp__tbuf *tb, enum reserve_kind kind)
 {
     tb->dropping = 1;
     set_limits(tb);
@@ -95,7 +97,7 @@ static sp__rec *drop(sp__tbuf *tb, enum reserve_kind kind)
     return NULL;
 }
 
-static sp__rec *reserve_end(sp__tbuf *tb, sp__rec *pos)
+static sp__word *reserve_end(sp__tbuf *tb, sp__word *pos)
 {
     if (tb->dropped_open > 0) {
         tb->dropped_open--; /* its begin was dropped and counted */
@@ -104,13 +106,13 @@ static sp__rec *reserve_end(sp__tbuf *tb, sp__rec *pos)
     if (pos + 1 <= chunk_end(tb->cur)) return pos; /* the reserve */
     if (!tb->dropping && switch_chunk(tb, 1)) {
         set_limits(tb);
-        return tb->cur->recs;
+        return tb->cur->words;
     }
     return drop(tb, FOR_END);
 }
 
-/* Returns room for n records of one event, or NULL if it is dropped. */
-static sp__rec *reserve_slow(size_t n, enum reserve_kind kind)
+/* Returns room for n words of one event, or NULL if it is dropped. */
+static sp__word *reserve_slow(size_t n, enum reserve_kind kind)
 {
     sp__tbuf *tb = sp__tls_tbuf;
     if (!tb) {
@@ -120,21 +122,21 @@ static sp__rec *reserve_slow(size_t n, enum reserve_kind kind)
         }
         tb->reader_open = sp__reader_is_open(); /* the first chunk's gates follow it */
     }
-    sp__rec *pos = atomic_load_explicit(&tb->pos, memory_order_relaxed);
+    sp__word *pos = atomic_load_explicit(&tb->pos, memory_order_relaxed);
     if (kind == FOR_END) return reserve_end(tb, pos);
     if (tb->dropping) {
         if (tb->dropped_open > 0 || !switch_chunk(tb, n)) return drop(tb, kind);
         tb->dropping = 0;
         set_limits(tb);
-        return tb->cur->recs;
+        return tb->cur->words;
     }
     if (pos + n <= begin_end(tb->cur)) return pos;
     if (!switch_chunk(tb, n)) return drop(tb, kind);
     set_limits(tb);
-    return tb->cur->recs;
+    return tb->cur->words;
 }
 
-static inline void publish(sp__rec *next)
+static inline void publish(sp__word *next)
 {
     atomic_store_explicit(&sp__tls_tbuf->pos, next, memory_order_release);
 }
@@ -153,27 +155,27 @@ static void __attribute__((noinline)) begin_slow(sp_event_type type, const char 
     if (!recording()) return;
     uint64_t t = sp__ticks();
     type = checked_type(type);
-    sp__rec *r = reserve_slow(1, FOR_BEGIN);
-    if (!r) return;
-    r->ticks = t;
-    r->word = SP__REC_WORD(SP__REC_BEGIN, type, (uintptr_t)name);
-    publish(r + 1);
+    sp__word *w = reserve_slow(SP__BEGIN_WORDS, FOR_BEGIN);
+    if (!w) return;
+    w[0] = SP__REC_WORD(SP__REC_BEGIN, type, (uintptr_t)name);
+    w[1] = t;
+    publish(w + SP__BEGIN_WORDS);
 }
 
 void sp__range_begin(sp_event_type type, const char *name)
 {
     sp__tbuf *tb = sp__tls_tbuf;
-    sp__rec *r;
+    sp__word *w;
     if (SP__UNLIKELY(!tb) ||
-        SP__UNLIKELY((r = atomic_load_explicit(&tb->pos, memory_order_relaxed)) >= tb->limit) ||
+        SP__UNLIKELY((w = atomic_load_explicit(&tb->pos, memory_order_relaxed)) >= tb->limit) ||
         SP__UNLIKELY((unsigned)type >= SP_EVENT_TYPE_COUNT || type == SP_EVENT_DATALOADER) ||
         SP__UNLIKELY(!recording())) {
         begin_slow(type, name);
         return;
     }
-    r->ticks = sp__ticks();
-    r->word = SP__REC_WORD(SP__REC_BEGIN, type, (uintptr_t)name);
-    atomic_store_explicit(&tb->pos, r + 1, memory_order_release);
+    w[0] = SP__REC_WORD(SP__REC_BEGIN, type, (uintptr_t)name);
+    w[1] = sp__ticks();
+    atomic_store_explicit(&tb->pos, w + SP__BEGIN_WORDS, memory_order_release);
 }
 
 static void __attribute__((noinline)) end_slow(void)
@@ -181,44 +183,42 @@ static void __attribute__((noinline)) end_slow(void)
     follow_reader(sp__reader_on_end());
     if (!recording()) return; /* the benchmark timer alone costs no clock read */
     uint64_t t = sp__ticks();
-    sp__rec *r = reserve_slow(1, FOR_END);
-    if (!r) return;
-    r->ticks = t;
-    r->word = SP__REC_WORD(SP__REC_END, 0, 0);
-    publish(r + 1);
+    sp__word *w = reserve_slow(1, FOR_END);
+    if (!w) return;
+    *w = SP__REC_END_WORD(t);
+    publish(w + 1);
 }
 
 void sp__range_end(void)
 {
     sp__tbuf *tb = sp__tls_tbuf;
-    sp__rec *r;
+    sp__word *w;
     if (SP__UNLIKELY(!tb) ||
-        SP__UNLIKELY((r = atomic_load_explicit(&tb->pos, memory_order_relaxed)) >= tb->hard_limit) ||
+        SP__UNLIKELY((w = atomic_load_explicit(&tb->pos, memory_order_relaxed)) >= tb->hard_limit) ||
         SP__UNLIKELY(!recording())) {
         end_slow();
         return;
     }
-    r->ticks = sp__ticks();
-    r->word = SP__REC_WORD(SP__REC_END, 0, 0);
-    atomic_store_explicit(&tb->pos, r + 1, memory_order_release);
+    *w = SP__REC_END_WORD(sp__ticks());
+    atomic_store_explicit(&tb->pos, w + 1, memory_order_release);
 }
 
-/* Writes a header record plus the name bytes as payload records. */
-static sp__rec *put_named(uint64_t ticks, unsigned kind, sp_event_type type, size_t extra,
-                          const char *name, size_t len, enum reserve_kind rk)
+/* Writes an event's first `head` words (kind word, ticks, the caller fills
+ * the rest) followed by the name bytes. */
+static sp__word *put_named(uint64_t ticks, unsigned kind, sp_event_type type, size_t head,
+                           const char *name, size_t len, enum reserve_kind rk)
 {
     if (!name) {
         name = "(null)";
         len = 6;
     }
     if (len > SP__NAME_MAX_BYTES) len = SP__NAME_MAX_BYTES + 1;
-    size_t n = 1 + extra + SP__NAME_PAYLOAD_RECS(len);
-    sp__rec *r = reserve_slow(n, rk);
-    if (!r) return NULL;
-    r->ticks = ticks;
-    r->word = SP__REC_WORD(kind, type, len);
-    memcpy(r + 1 + extra, name, len);
-    return r;
+    sp__word *w = reserve_slow(head + SP__NAME_WORDS(len), rk);
+    if (!w) return NULL;
+    w[0] = SP__REC_WORD(kind, type, len);
+    w[1] = ticks;
+    memcpy(w + head, name, len);
+    return w;
 }
 
 static uint64_t name_hash(const char *name, size_t len)
@@ -233,8 +233,9 @@ void sp__range_begin_copy(sp_event_type type, const char *name, size_t len)
     follow_reader(sp__reader_on_begin(type, name_hash(name, len)));
     if (!recording()) return;
     type = checked_type(type);
-    sp__rec *r = put_named(sp__ticks(), SP__REC_BEGIN_COPY, type, 0, name, len, FOR_BEGIN);
-    if (r) publish(r + 1 + SP__NAME_PAYLOAD_RECS(SP__REC_LOW(r->word)));
+    sp__word *w = put_named(sp__ticks(), SP__REC_BEGIN_COPY, type, SP__BEGIN_WORDS, name, len,
+                            FOR_BEGIN);
+    if (w) publish(w + sp__event_words(w));
 }
 
 void sp_range_add(sp_event_type type, const char *name, size_t len, uint64_t begin_ticks,
@@ -247,38 +248,38 @@ void sp_range_add(sp_event_type type, const char *name, size_t len, uint64_t beg
         if (tb) count(&tb->misuse);
         end_ticks = begin_ticks;
     }
-    sp__rec *r = put_named(sp__ticks(), SP__REC_COMPLETE, type, 1, name, len, FOR_OTHER);
-    if (!r) return;
-    r[1].ticks = begin_ticks;
-    r[1].word = end_ticks;
-    publish(r + 2 + SP__NAME_PAYLOAD_RECS(SP__REC_LOW(r->word)));
+    sp__word *w = put_named(sp__ticks(), SP__REC_COMPLETE, type, SP__COMPLETE_WORDS, name, len,
+                            FOR_OTHER);
+    if (!w) return;
+    w[2] = begin_ticks;
+    w[3] = end_ticks;
+    publish(w + sp__event_words(w));
 }
 
 void sp__instant(sp_event_type type, const char *name)
 {
     type = checked_type(type);
     uint64_t t = sp__ticks();
-    sp__rec *r = reserve_slow(1, FOR_OTHER);
-    if (!r) return;
-    r->ticks = t;
-    r->word = SP__REC_WORD(SP__REC_INSTANT, type, (uintptr_t)name);
-    publish(r + 1);
+    sp__word *w = reserve_slow(SP__INSTANT_WORDS, FOR_OTHER);
+    if (!w) return;
+    w[0] = SP__REC_WORD(SP__REC_INSTANT, type, (uintptr_t)name);
+    w[1] = t;
+    publish(w + SP__INSTANT_WORDS);
 }
 
 void sp__counter(const char *name, double value)
 {
     uint64_t t = sp__ticks();
-    sp__rec *r = reserve_slow(2, FOR_OTHER);
-    if (!r) return;
+    sp__word *w = reserve_slow(SP__COUNTER_WORDS, FOR_OTHER);
+    if (!w) return;
     if (!isfinite(value)) {
         count(&sp__tls_tbuf->misuse);
         value = 0;
     }
-    r->ticks = t;
-    r->word = SP__REC_WORD(SP__REC_COUNTER, SP_EVENT_USER_DEFINED, (uintptr_t)name);
-    memcpy(&r[1].ticks, &value, sizeof value);
-    r[1].word = 0;
-    publish(r + 2);
+    w[0] = SP__REC_WORD(SP__REC_COUNTER, SP_EVENT_USER_DEFINED, (uintptr_t)name);
+    w[1] = t;
+    memcpy(&w[2], &value, sizeof value);
+    publish(w + SP__COUNTER_WORDS);
 }
 
 static int memory_on;
@@ -294,17 +295,17 @@ void sp__memory_event(sp_mem_event_type type, const char *place, const sp_mem_in
         return;
     }
     uint64_t t = sp__ticks();
-    sp__rec *r = reserve_slow(4, FOR_OTHER);
-    if (!r) return;
-    r[0].ticks = t;
-    r[0].word = SP__REC_WORD(SP__REC_MEMORY, type, (uintptr_t)place);
-    r[1].ticks = info->addr;
-    r[1].word = (uint64_t)info->bytes;
-    r[2].ticks = info->current_allocated;
-    r[2].word = info->current_reserved;
-    r[3].ticks = info->peak_allocated;
-    r[3].word = info->peak_reserved;
-    publish(r + 4);
+    sp__word *w = reserve_slow(SP__MEMORY_WORDS, FOR_OTHER);
+    if (!w) return;
+    w[0] = SP__REC_WORD(SP__REC_MEMORY, type, (uintptr_t)place);
+    w[1] = t;
+    w[2] = info->addr;
+    w[3] = (uint64_t)info->bytes;
+    w[4] = info->current_allocated;
+    w[5] = info->current_reserved;
+    w[6] = info->peak_allocated;
+    w[7] = info->peak_reserved;
+    publish(w + SP__MEMORY_WORDS);
 }
 
 uint64_t sp_clock_ticks(void)

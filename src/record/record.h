@@ -1,15 +1,19 @@
 /* record.h: what the recording stage offers the collect stage. Every thread
- * that records owns a chain of chunks of 16-byte records. The thread is the
- * only writer and publishes its write position with a release store after
- * each event; the collector is the only reader, consumes records up to the
- * published position, and recycles chunks the writer has left. No lock and no
- * atomic read-modify-write is taken per event.
+ * that records owns a chain of chunks of 8-byte words. The thread is the only
+ * writer and publishes its write position with a release store after each
+ * event; the collector is the only reader, consumes words up to the published
+ * position, and recycles chunks the writer has left. No lock and no atomic
+ * read-modify-write is taken per event.
  *
- * Record encoding: `ticks` is the time the record was written (so a thread's
- * records are in time order); `word` holds a 3-bit kind and a 5-bit event type
- * in its top byte and a pointer or a length in its low 56 bits (user-space
- * pointers fit in 56 bits on every Linux target, la57 included). An event that
- * takes several records never spans two chunks. */
+ * Event encoding. The first word of every event carries a 3-bit kind in its
+ * top bits. An end is that word alone, its low 61 bits the low bits of the
+ * tick count (the collector restores the high bits from the thread's
+ * previous event), so a range costs 3 words: 24 bytes. Every other event's
+ * first word holds the kind, a 5-bit event type and a pointer or a length in
+ * its low 56 bits (user-space pointers fit in 56 bits on every Linux target,
+ * la57 included); its second word is the full tick count; more words follow
+ * as the kind says. A thread's events are in time order, and an event never
+ * spans two chunks. */
 #ifndef SP_RECORD_H
 #define SP_RECORD_H
 
@@ -19,54 +23,89 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-typedef struct sp__rec {
-    uint64_t ticks;
-    uint64_t word;
-} sp__rec;
+typedef uint64_t sp__word;
 
 enum sp__rec_kind {
-    SP__REC_BEGIN = 1,      /* word: static name pointer */
-    SP__REC_BEGIN_COPY = 2, /* word: name length; payload records follow */
-    SP__REC_END = 3,
-    SP__REC_INSTANT = 4,    /* word: static name pointer */
-    SP__REC_COUNTER = 5,    /* word: static name pointer; next record: value bits */
-    SP__REC_COMPLETE = 6,   /* word: name length; next record: begin, end ticks; payload */
-    SP__REC_MEMORY = 7      /* word: place pointer; 3 records: addr, bytes; current; peak */
+    SP__REC_BEGIN = 1,      /* low: static name pointer */
+    SP__REC_BEGIN_COPY = 2, /* low: name length; the name bytes follow */
+    SP__REC_END = 3,        /* one word: kind and low tick bits */
+    SP__REC_INSTANT = 4,    /* low: static name pointer */
+    SP__REC_COUNTER = 5,    /* low: static name pointer; then the value's bits */
+    SP__REC_COMPLETE = 6,   /* low: name length; then begin, end ticks; the name bytes */
+    SP__REC_MEMORY = 7      /* low: place pointer; then addr, bytes, current x2, peak x2 */
 };
 
 #define SP__REC_KIND_SHIFT 61
 #define SP__REC_TYPE_SHIFT 56
 #define SP__REC_LOW_MASK ((UINT64_C(1) << 56) - 1)
+#define SP__REC_END_TICKS_MASK ((UINT64_C(1) << SP__REC_KIND_SHIFT) - 1)
 #define SP__REC_KIND(w) ((unsigned)((w) >> SP__REC_KIND_SHIFT))
 #define SP__REC_TYPE(w) ((unsigned)(((w) >> SP__REC_TYPE_SHIFT) & 31u))
 #define SP__REC_LOW(w) ((w) & SP__REC_LOW_MASK)
 #define SP__REC_WORD(kind, type, low)                                          \
     (((uint64_t)(kind) << SP__REC_KIND_SHIFT) |                                \
      ((uint64_t)(type) << SP__REC_TYPE_SHIFT) | ((uint64_t)(low) & SP__REC_LOW_MASK))
+#define SP__REC_END_WORD(ticks)                                                \
+    (((uint64_t)SP__REC_END << SP__REC_KIND_SHIFT) | ((ticks) & SP__REC_END_TICKS_MASK))
+
+/* Words each kind takes before its name bytes. */
+#define SP__BEGIN_WORDS 2
+#define SP__INSTANT_WORDS 2
+#define SP__COUNTER_WORDS 3
+#define SP__COMPLETE_WORDS 4
+#define SP__MEMORY_WORDS 8
 
 /* Copied names longer than this are cut when recorded; one extra byte is kept
  * so that collection can tell the name was cut. */
 #define SP__NAME_MAX_BYTES 4096
-#define SP__NAME_PAYLOAD_RECS(len) (((len) + sizeof(sp__rec) - 1) / sizeof(sp__rec))
+#define SP__NAME_WORDS(len) (((len) + sizeof(sp__word) - 1) / sizeof(sp__word))
 
-/* Records reserved at the end of each chunk for ends of ranges already begun,
+/* The whole size of the event that starts at w, in words. */
+static inline size_t sp__event_words(const sp__word *w)
+{
+    switch (SP__REC_KIND(*w)) {
+    case SP__REC_BEGIN_COPY:
+        return SP__BEGIN_WORDS + SP__NAME_WORDS(SP__REC_LOW(*w));
+    case SP__REC_END:
+        return 1;
+    case SP__REC_COUNTER:
+        return SP__COUNTER_WORDS;
+    case SP__REC_COMPLETE:
+        return SP__COMPLETE_WORDS + SP__NAME_WORDS(SP__REC_LOW(*w));
+    case SP__REC_MEMORY:
+        return SP__MEMORY_WORDS;
+    default:
+        return 2;
+    }
+}
+
+/* The time of the event at w. An end carries only the low bits; `prev` is
+ * the time of the thread's previous event, which fixes the high bits. */
+static inline uint64_t sp__event_ticks(const sp__word *w, uint64_t prev)
+{
+    if (SP__REC_KIND(*w) != SP__REC_END) return w[1];
+    uint64_t t = (prev & ~SP__REC_END_TICKS_MASK) | (*w & SP__REC_END_TICKS_MASK);
+    return t < prev ? t + SP__REC_END_TICKS_MASK + 1 : t;
+}
+
+/* Words reserved at the end of each chunk for ends of ranges already begun,
  * so that reaching the memory cap never splits a kept range. */
 #define SP__END_RESERVE 128
 
 typedef struct sp__chunk {
     struct sp__chunk *_Atomic next; /* set by the writer when it moves on */
-    _Atomic(sp__rec *) sealed_end;  /* last written position, set before next */
-    size_t cap;                     /* records */
+    _Atomic(sp__word *) sealed_end;  /* last written position, set before next */
+    size_t cap;                     /* words */
     size_t bytes;                   /* allocation size, counted in the cap */
-    sp__rec recs[];
+    sp__word words[];
 } sp__chunk;
 
 /* One recording thread. The writer fields come first and are touched only by
  * the thread itself; `pos` is also read by the collector (acquire). */
 typedef struct sp__tbuf {
-    _Atomic(sp__rec *) pos; /* next free record; published after each event */
-    sp__rec *limit;         /* begins and instants must stay below this */
-    sp__rec *hard_limit;    /* ends must stay below this */
+    _Atomic(sp__word *) pos; /* next free word; published after each event */
+    sp__word *limit;         /* a begin (2 words) fits if pos is below this */
+    sp__word *hard_limit;    /* an end (1 word) fits if pos is below this */
     sp__chunk *cur;
     uint64_t dropped_open;  /* ranges begun while dropping, not yet ended */
     int dropping;
@@ -76,7 +115,8 @@ typedef struct sp__tbuf {
 
     /* Collector side. */
     sp__chunk *head;        /* oldest chunk not yet recycled */
-    sp__rec *read;          /* next record to consume, inside head's chain */
+    sp__word *read;         /* next word to consume, inside head's chain */
+    uint64_t read_ticks;    /* time of the last event consumed (for ends) */
     uint64_t dropped_seen;  /* `dropped` at the previous collection */
     uint64_t misuse_seen;
     uint64_t span_dropped;  /* drops in the span being drained */
@@ -88,10 +128,12 @@ typedef struct sp__tbuf {
     struct sp__tbuf *next_thread;
 } sp__tbuf;
 
-/* Called for each contiguous run of records of one thread during a drain,
- * then once more with recs NULL and n 0 when the thread is done (its
- * span_dropped and span_misuse are set by then). */
-typedef void (*sp__drain_fn)(void *ctx, sp__tbuf *thread, const sp__rec *recs, size_t n);
+/* Called for each contiguous run of whole events of one thread during a
+ * drain, then once more with words NULL and n 0 when the thread is done (its
+ * span_dropped and span_misuse are set by then). `ticks` is the time of the
+ * event before the run, for sp__event_ticks. */
+typedef void (*sp__drain_fn)(void *ctx, sp__tbuf *thread, const sp__word *words, size_t n,
+                             uint64_t ticks);
 
 /* Sets the cap on chunk memory over all threads (bytes). */
 void sp__record_set_cap(size_t cap_bytes);

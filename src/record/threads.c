@@ -62,9 +62,10 @@ sp__tbuf *sp__thread_register(void)
     /* The stub has no room, so the first event takes the slow path and gets
      * a real chunk; the collector's chain starts at the stub either way. */
     tb->cur = tb->head = stub;
-    tb->read = stub->recs;
-    tb->limit = tb->hard_limit = stub->recs;
-    atomic_store_explicit(&tb->pos, stub->recs, memory_order_relaxed);
+    tb->read = stub->words;
+    tb->limit = tb->hard_limit = stub->words;
+    atomic_store_explicit(&tb->pos, stub->words, memory_order_relaxed);
+    tb->read_ticks = sp__ticks(); /* the base that restores the first end's high bits */
     tb->tid = (uint64_t)syscall(SYS_gettid);
     prctl(PR_GET_NAME, tb->name, 0, 0, 0);
     pthread_mutex_lock(&registry_lock);
@@ -76,25 +77,9 @@ sp__tbuf *sp__thread_register(void)
     return tb;
 }
 
-static size_t event_records(const sp__rec *r)
+static int in_chunk(const sp__chunk *c, const sp__word *p)
 {
-    switch (SP__REC_KIND(r->word)) {
-    case SP__REC_BEGIN_COPY:
-        return 1 + SP__NAME_PAYLOAD_RECS(SP__REC_LOW(r->word));
-    case SP__REC_COUNTER:
-        return 2;
-    case SP__REC_COMPLETE:
-        return 2 + SP__NAME_PAYLOAD_RECS(SP__REC_LOW(r->word));
-    case SP__REC_MEMORY:
-        return 4;
-    default:
-        return 1;
-    }
-}
-
-static int in_chunk(const sp__chunk *c, const sp__rec *p)
-{
-    return p >= c->recs && p <= c->recs + c->cap;
+    return p >= c->words && p <= c->words + c->cap;
 }
 
 /* Consumes one thread's records up to its published position, stopping at
@@ -102,21 +87,28 @@ static int in_chunk(const sp__chunk *c, const sp__rec *p)
  * that was published. */
 static int drain_thread(sp__tbuf *tb, uint64_t end_ticks, sp__drain_fn fn, void *ctx)
 {
-    sp__rec *published = atomic_load_explicit(&tb->pos, memory_order_acquire);
+    sp__word *published = atomic_load_explicit(&tb->pos, memory_order_acquire);
     sp__chunk *c = tb->head;
     while (!in_chunk(c, tb->read)) c = atomic_load_explicit(&c->next, memory_order_acquire);
     for (;;) {
         int last = in_chunk(c, published);
-        sp__rec *stop = last ? published : atomic_load_explicit(&c->sealed_end, memory_order_acquire);
-        sp__rec *run = tb->read, *r = tb->read;
-        while (r < stop && r->ticks <= end_ticks) r += event_records(r);
-        if (r > stop) r = stop; /* a corrupt length must not read past the end */
-        if (fn && r > run) fn(ctx, tb, run, (size_t)(r - run));
-        tb->read = r;
-        if (r < stop) return 0;
+        sp__word *stop = last ? published : atomic_load_explicit(&c->sealed_end, memory_order_acquire);
+        sp__word *run = tb->read, *w = tb->read;
+        uint64_t run_ticks = tb->read_ticks, ticks = run_ticks;
+        while (w < stop) {
+            uint64_t t = sp__event_ticks(w, ticks);
+            if (t > end_ticks) break;
+            ticks = t;
+            w += sp__event_words(w);
+        }
+        if (w > stop) w = stop; /* a corrupt length must not read past the end */
+        if (fn && w > run) fn(ctx, tb, run, (size_t)(w - run), run_ticks);
+        tb->read = w;
+        tb->read_ticks = ticks;
+        if (w < stop) return 0;
         if (last) break;
         c = atomic_load_explicit(&c->next, memory_order_acquire);
-        tb->read = c->recs;
+        tb->read = c->words;
     }
     /* Every chunk before the one being read is finished: recycle it. */
     while (!in_chunk(tb->head, tb->read)) {
@@ -164,7 +156,7 @@ void sp__record_drain(uint64_t end_ticks, sp__drain_fn fn, void *ctx, uint64_t *
         total_dropped += tb->span_dropped;
         total_misuse += tb->span_misuse;
         int complete = drain_thread(tb, end_ticks, fn, ctx);
-        if (fn) fn(ctx, tb, NULL, 0);
+        if (fn) fn(ctx, tb, NULL, 0, 0);
         if (exited && complete) {
             *link = tb->next_thread;
             free_thread(tb);

@@ -313,6 +313,43 @@ static void test_record_million_events_two_threads_exact_drops(void)
     million_events((size_t)8 << 20, 1);
 }
 
+/* A range costs 24 bytes of buffer (a 2-word begin, a 1-word end), so a cap
+ * holds more than cap/28 of them even with chunk headers and end reserves;
+ * at 32 bytes per range it could not. */
+static void test_record_a_range_takes_24_bytes(void)
+{
+    size_t cap = (size_t)8 << 20;
+    sp_profiler *p = begin_profiling(cap);
+    for (int i = 0; i < 500000; i++) {
+        sp_range_begin(SP_EVENT_OPERATOR, "r");
+        sp_range_end();
+    }
+    const sp_result *r = end_profiling(p);
+    size_t kept = total_events(r);
+    CHECK(kept > cap / 28);
+    CHECK(kept <= cap / 24);
+    size_t steps = count_named(r, 0, "ProfileStep#0"); /* recorded at stop, when the cap is full */
+    CHECK(kept + steps + sp_result_counter(r, SP_COUNTER_HOST_DROPPED) == 500000 + 1);
+    sp_profiler_destroy(p);
+}
+
+/* An end carries only the low 61 bits of its time; the previous event's time
+ * restores the rest, also across a carry into the high bits. */
+static void test_record_end_ticks_restored_from_previous_event(void)
+{
+    uint64_t low = SP__REC_END_TICKS_MASK;
+    sp__word end = SP__REC_END_WORD(UINT64_C(0x2000000000000005));
+    CHECK(sp__event_ticks(&end, UINT64_C(0x2000000000000001)) == UINT64_C(0x2000000000000005));
+    CHECK(sp__event_ticks(&end, UINT64_C(0x1FFFFFFFFFFFFFF0)) == UINT64_C(0x2000000000000005));
+    sp__word small = SP__REC_END_WORD(UINT64_C(7));
+    CHECK(sp__event_ticks(&small, 3) == 7);
+    CHECK(sp__event_ticks(&small, 7) == 7);
+    CHECK((sp__event_ticks(&end, 0) & low) == 5);
+    sp__word begin[2] = {SP__REC_WORD(SP__REC_BEGIN, 0, 0), UINT64_C(0xF000000000000000)};
+    CHECK(sp__event_ticks(begin, 0) == UINT64_C(0xF000000000000000));
+    CHECK(sp__event_words(begin) == 2 && sp__event_words(&end) == 1);
+}
+
 int main(void)
 {
     RUN_TEST(test_record_copied_name_survives_freed_buffer);
@@ -325,5 +362,7 @@ int main(void)
     RUN_TEST(test_record_recovers_after_cap_when_next_span_starts);
     RUN_TEST(test_record_million_events_two_threads_none_lost);
     RUN_TEST(test_record_million_events_two_threads_exact_drops);
+    RUN_TEST(test_record_a_range_takes_24_bytes);
+    RUN_TEST(test_record_end_ticks_restored_from_previous_event);
     return TEST_SUMMARY();
 }
