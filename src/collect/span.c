@@ -1,20 +1,18 @@
-/* span.c: turns the raw records of every thread into a result. Begin and end
- * records are paired with a per-thread stack (an end closes the innermost
- * open range); an end with nothing open is counted and skipped, and a range
- * still open when the span ends is closed at the span end, flagged UNCLOSED
- * and counted. Ticks become CLOCK_REALTIME nanoseconds here, off the hot
- * path. Threads whose id was reused by the OS are merged into one track. */
+/* span.c: turns the raw records of every thread into a result. A begin takes
+ * its event's slot at once and pushes the slot on a per-thread stack; an end
+ * fills in the innermost open slot's end. So a thread's events come out in
+ * begin order, which is start order with parents before children, and the
+ * nesting pass (tree.c) needs no sort. Ranges added whole (sp_range_add,
+ * recorded when they end) are kept aside and merged in at the thread's end.
+ * An end with nothing open is counted and skipped, and a range still open
+ * when the span ends is closed at the span end, flagged UNCLOSED and
+ * counted. Ticks become CLOCK_REALTIME nanoseconds here, off the hot path.
+ * Threads whose id was reused by the OS are merged into one track. */
 #include "collect.h"
 #include "utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct open_range {
-    uint64_t ticks;
-    uint32_t name;
-    uint8_t type;
-} open_range;
 
 typedef struct collector {
     sp_result *r;
@@ -22,8 +20,10 @@ typedef struct collector {
     int64_t end_ns;
     sp__tbuf *tb;       /* thread being collected */
     sp__thread *thread; /* its entry in r->threads */
-    open_range *stack;
+    size_t *stack;     /* slots of the open ranges, innermost last */
     size_t depth, stack_cap;
+    sp__event *added;  /* the thread's sp_range_add ranges, merged at its end */
+    size_t added_count, added_cap;
     uint64_t ticks; /* time of the event before the one being taken */
     size_t threads_cap;
     int failed;
@@ -31,34 +31,40 @@ typedef struct collector {
 
 static _Atomic uint32_t span_counter;
 
-static int push_open(collector *c, open_range o)
+static void push_open(collector *c, size_t slot)
 {
     if (c->depth == c->stack_cap) {
         size_t cap = c->stack_cap ? c->stack_cap * 2 : 64;
-        open_range *s = sp__realloc(c->stack, sizeof *s * cap);
-        if (!s) return -1;
+        size_t *s = sp__realloc(c->stack, sizeof *s * cap);
+        if (!s) {
+            c->failed = 1;
+            return;
+        }
         c->stack = s;
         c->stack_cap = cap;
     }
-    c->stack[c->depth++] = o;
-    return 0;
+    c->stack[c->depth++] = slot;
 }
 
-static sp__event *add_event(collector *c, uint32_t name, unsigned type, int64_t start,
-                            int64_t end)
+/* Makes room for one more event in *events; NULL (and failed) if none. */
+static sp__event *append(collector *c, sp__event **events, size_t *count, size_t *cap)
 {
-    sp__thread *t = c->thread;
-    if (t->count == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 256;
-        sp__event *e = sp__realloc(t->events, sizeof *e * cap);
+    if (*count == *cap) {
+        size_t grown = *cap ? *cap * 2 : 256;
+        sp__event *e = sp__realloc(*events, sizeof *e * grown);
         if (!e) {
             c->failed = 1;
             return NULL;
         }
-        t->events = e;
-        t->cap = cap;
+        *events = e;
+        *cap = grown;
     }
-    sp__event *e = &t->events[t->count++];
+    return &(*events)[(*count)++];
+}
+
+static void fill_event(collector *c, sp__event *e, uint32_t name, unsigned type, int64_t start,
+                       int64_t end)
+{
     memset(e, 0, sizeof *e);
     e->start_ns = start;
     e->end_ns = end < start ? start : end;
@@ -68,7 +74,67 @@ static sp__event *add_event(collector *c, uint32_t name, unsigned type, int64_t 
     uint8_t fixes = c->r->names.fixes ? c->r->names.fixes[name] : 0;
     if (fixes & SP__UTF8_INVALID) c->r->counters[SP_COUNTER_INVALID_UTF8]++;
     if (fixes & SP__UTF8_CUT) c->r->counters[SP_COUNTER_NAMES_CUT]++;
+}
+
+static sp__event *add_event(collector *c, uint32_t name, unsigned type, int64_t start,
+                            int64_t end)
+{
+    sp__thread *t = c->thread;
+    sp__event *e = append(c, &t->events, &t->count, &t->cap);
+    if (e) fill_event(c, e, name, type, start, end);
     return e;
+}
+
+/* A range's begin: its event, open until its end arrives. */
+static void open_range(collector *c, uint32_t name, unsigned type, uint64_t ticks)
+{
+    int64_t start = sp__clock_to_real(&c->map, ticks);
+    if (add_event(c, name, type, start, start)) push_open(c, c->thread->count - 1);
+}
+
+static void close_range(collector *c, int64_t end_ns, unsigned flags)
+{
+    sp__event *e = &c->thread->events[c->stack[--c->depth]];
+    e->end_ns = end_ns < e->start_ns ? e->start_ns : end_ns;
+    e->flags |= flags;
+}
+
+/* Whether added range a goes before thread event b in start order: an added
+ * range (a ProfileStep) encloses an event with the same interval. */
+static int added_goes_first(const sp__event *a, const sp__event *b)
+{
+    return a->start_ns < b->start_ns || (a->start_ns == b->start_ns && a->end_ns >= b->end_ns);
+}
+
+static int by_interval(const void *pa, const void *pb)
+{
+    const sp__event *a = pa, *b = pb;
+    if (a->start_ns != b->start_ns) return a->start_ns < b->start_ns ? -1 : 1;
+    return a->end_ns > b->end_ns ? -1 : a->end_ns < b->end_ns;
+}
+
+/* Merges the added ranges into the thread's events, keeping start order. */
+static void merge_added(collector *c)
+{
+    sp__thread *t = c->thread;
+    size_t n = c->added_count;
+    if (n == 0) return;
+    qsort(c->added, n, sizeof *c->added, by_interval);
+    sp__event *e = sp__realloc(t->events, sizeof *e * (t->count + n));
+    if (!e) {
+        c->failed = 1;
+        return;
+    }
+    t->events = e;
+    size_t i = t->count, j = n, k = t->count + n;
+    while (j > 0) {
+        if (i > 0 && added_goes_first(&c->added[j - 1], &e[i - 1]))
+            e[--k] = e[--i];
+        else
+            e[--k] = c->added[--j];
+    }
+    t->count = t->cap = t->count + n;
+    c->added_count = 0;
 }
 
 static int begin_thread(collector *c, sp__tbuf *tb)
@@ -87,6 +153,7 @@ static int begin_thread(collector *c, sp__tbuf *tb)
     c->thread->tid = tb->tid;
     c->thread->name = sp__names_from_bytes(&r->names, tb->name, strnlen(tb->name, sizeof tb->name));
     c->depth = 0;
+    c->added_count = 0;
     return 0;
 }
 
@@ -94,11 +161,10 @@ static void finish_thread(collector *c)
 {
     sp_result *r = c->r;
     while (c->depth > 0) {
-        open_range o = c->stack[--c->depth];
-        sp__event *e = add_event(c, o.name, o.type, sp__clock_to_real(&c->map, o.ticks), c->end_ns);
-        if (e) e->flags |= SP_EVENT_FLAG_UNCLOSED;
+        close_range(c, c->end_ns, SP_EVENT_FLAG_UNCLOSED);
         r->counters[SP_COUNTER_UNCLOSED_RANGES]++;
     }
+    merge_added(c);
     /* The array grew by doubling; a result lives on, so give back the slack. */
     sp__thread *t = c->thread;
     if (t->cap > t->count && t->count > 0) {
@@ -155,22 +221,16 @@ static void take_event(collector *c, const sp__word *w)
     sp__event *e;
     switch (SP__REC_KIND(head)) {
     case SP__REC_BEGIN:
-        if (push_open(c, (open_range){w[1], sp__names_from_ptr(names, ptr), (uint8_t)type}) != 0)
-            c->failed = 1;
+        open_range(c, sp__names_from_ptr(names, ptr), type, w[1]);
         break;
     case SP__REC_BEGIN_COPY:
-        if (push_open(c, (open_range){w[1], payload_name(c, w + SP__BEGIN_WORDS, SP__REC_LOW(head)),
-                                      (uint8_t)type}) != 0)
-            c->failed = 1;
+        open_range(c, payload_name(c, w + SP__BEGIN_WORDS, SP__REC_LOW(head)), type, w[1]);
         break;
     case SP__REC_END:
-        if (c->depth == 0) {
+        if (c->depth == 0)
             c->r->counters[SP_COUNTER_UNMATCHED_ENDS]++;
-        } else {
-            open_range o = c->stack[--c->depth];
-            add_event(c, o.name, o.type, sp__clock_to_real(&c->map, o.ticks),
-                      sp__clock_to_real(&c->map, sp__event_ticks(w, c->ticks)));
-        }
+        else
+            close_range(c, sp__clock_to_real(&c->map, sp__event_ticks(w, c->ticks)), 0);
         break;
     case SP__REC_INSTANT:
     case SP__REC_COUNTER: {
@@ -189,8 +249,10 @@ static void take_event(collector *c, const sp__word *w)
         take_memory(c, w);
         break;
     case SP__REC_COMPLETE:
-        add_event(c, payload_name(c, w + SP__COMPLETE_WORDS, SP__REC_LOW(head)), type,
-                  sp__clock_to_real(&c->map, w[2]), sp__clock_to_real(&c->map, w[3]));
+        e = append(c, &c->added, &c->added_count, &c->added_cap);
+        if (e)
+            fill_event(c, e, payload_name(c, w + SP__COMPLETE_WORDS, SP__REC_LOW(head)), type,
+                       sp__clock_to_real(&c->map, w[2]), sp__clock_to_real(&c->map, w[3]));
         break;
     default:
         break; /* cannot happen: the writer only writes the kinds above */
@@ -274,6 +336,7 @@ sp_status sp__collect_span(const sp__sync *start, const sp__span_meta *meta, sp_
     sp__record_drain(stop.ticks, on_records, &c, NULL, NULL);
     c.r->counters[SP_COUNTER_HOST_DROPPED] += sp__record_take_orphan_drops();
     sp__free(c.stack);
+    sp__free(c.added);
     if (!c.failed && merge_threads(c.r) != 0) c.failed = 1;
     for (size_t i = 0; !c.failed && i < c.r->thread_count; i++) {
         sp__thread *t = &c.r->threads[i];

@@ -1,6 +1,8 @@
 /* tree.c: builds one thread's nesting (semantics.md §5.1 step 5). Events are
- * sorted by start ascending and end descending, then walked with a stack: an
- * event nests under the innermost open range that contains it. An event that
+ * put in order of start ascending and end descending, then walked with a
+ * stack: an event nests under the innermost open range that contains it. The
+ * collector hands them over in begin order, which is that order already
+ * unless intervals tie, so the sort runs only when a check finds otherwise. An event that
  * partially overlaps the top of the stack is not fatal (paddle aborts): it is
  * attached to the nearest enclosing range, flagged OVERLAP and counted.
  * Instants and counter samples get a parent but never become one. */
@@ -11,8 +13,8 @@
 
 static const sp__event *sort_base;
 
-/* Equal intervals: ranges before marks, and the later-collected range first,
- * because an outer range is collected (ended) after the ranges inside it. */
+/* Equal intervals: ranges before marks, and the earlier-begun range first,
+ * because an outer range begins before the ranges inside it. */
 static int by_start_end(const void *pa, const void *pb)
 {
     uint32_t ia = *(const uint32_t *)pa, ib = *(const uint32_t *)pb;
@@ -20,7 +22,7 @@ static int by_start_end(const void *pa, const void *pb)
     if (a->start_ns != b->start_ns) return a->start_ns < b->start_ns ? -1 : 1;
     if (a->end_ns != b->end_ns) return a->end_ns > b->end_ns ? -1 : 1;
     if (sp__event_is_mark(a) != sp__event_is_mark(b)) return sp__event_is_mark(a) ? 1 : -1;
-    return ia > ib ? -1 : ia < ib;
+    return ia < ib ? -1 : ia > ib;
 }
 
 /* The fallback when there is no memory for the index: sorts in place, so
@@ -51,10 +53,17 @@ static void sort_events(sp__event *events, size_t count)
     sp__free(sorted);
 }
 
+static int in_order(const sp__event *events, size_t count)
+{
+    for (size_t i = 1; i < count; i++)
+        if (by_interval(&events[i - 1], &events[i]) > 0) return 0;
+    return 1;
+}
+
 uint64_t sp__tree_build(sp__event *events, size_t count)
 {
     if (count == 0) return 0;
-    sort_events(events, count);
+    if (!in_order(events, count)) sort_events(events, count);
     int32_t *stack = sp__alloc(sizeof *stack * count);
     uint64_t overlaps = 0;
     size_t sp = 0;

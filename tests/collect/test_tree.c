@@ -113,23 +113,23 @@ static void test_tree_equal_start_longer_is_parent(void)
     CHECK_TREE(v, "ABC", "-AB", "012", "...", 0);
 }
 
-/* Identical intervals: tree.c sorts the event later in the input first,
- * because an outer range is collected (ended) after the ranges inside it,
- * so the later one becomes the parent. */
-static void test_tree_identical_intervals_later_input_is_parent(void)
+/* Identical intervals: tree.c keeps the event earlier in the input first,
+ * because the collector gives events in begin order and an outer range
+ * begins before the ranges inside it, so the earlier one becomes the parent. */
+static void test_tree_identical_intervals_earlier_input_is_parent(void)
 {
     sp__event e[] = {ev('A', 0, 10, 0), ev('B', 0, 10, 0)};
     tree_view v = build(e, COUNT(e));
-    CHECK_TREE(v, "BA", "-B", "01", "..", 0);
+    CHECK_TREE(v, "AB", "-A", "01", "..", 0);
 
     sp__event f[] = {ev('A', 5, 10, 0), ev('B', 5, 10, 0), ev('C', 5, 10, 0), ev('P', 0, 20, 0)};
     v = build(f, COUNT(f));
-    CHECK_TREE(v, "PCBA", "-PCB", "0123", "....", 0);
+    CHECK_TREE(v, "PABC", "-PAB", "0123", "....", 0);
 
     /* The rule follows input position, not the name or any other field. */
     sp__event g[] = {ev('Z', 3, 7, 0), ev('Y', 3, 7, 0), ev('X', 3, 7, 0)};
     v = build(g, COUNT(g));
-    CHECK_TREE(v, "XYZ", "-XY", "012", "...", 0);
+    CHECK_TREE(v, "ZYX", "-ZY", "012", "...", 0);
 }
 
 /* A zero-length range nests where it starts, but an event starting exactly
@@ -145,7 +145,7 @@ static void test_tree_zero_length_ranges(void)
     /* A zero-length range contains nothing, not even an identical one. */
     sp__event f[] = {ev('B', 5, 5, 0), ev('P', 0, 10, 0), ev('C', 5, 5, 0), ev('D', 5, 6, 0)};
     v = build(f, COUNT(f));
-    CHECK_TREE(v, "PDCB", "-PDD", "0122", "....", 0);
+    CHECK_TREE(v, "PDBC", "-PDD", "0122", "....", 0);
 }
 
 static void test_tree_touching_siblings(void)
@@ -193,13 +193,13 @@ static void test_tree_marks_never_become_parents(void)
         ev('E', 40, 40, 0),                      ev('L', 205, 205, SP_EVENT_FLAG_COUNTER),
         ev('M', 205, 205, SP_EVENT_FLAG_COUNTER)};
     tree_view v = build(e, COUNT(e));
-    CHECK_TREE(v, "ABCDEFGHIJKML", "-AACAAAAAA-KK", "0112111111011", ".............", 0);
+    CHECK_TREE(v, "ABCDEFGHIJKLM", "-AACAAAAAA-KK", "0112111111011", ".............", 0);
 
     /* Marks alone: all at the root, none a parent. */
     sp__event f[] = {ev('B', 5, 5, SP_EVENT_FLAG_INSTANT), ev('A', 5, 5, SP_EVENT_FLAG_INSTANT),
                      ev('C', 6, 6, SP_EVENT_FLAG_COUNTER)};
     v = build(f, COUNT(f));
-    CHECK_TREE(v, "ABC", "---", "000", "...", 0);
+    CHECK_TREE(v, "BAC", "---", "000", "...", 0);
 
     /* A range and a mark with the same interval: the range sorts first even
      * when it comes earlier in the input, so the mark can nest in it. */
@@ -226,7 +226,7 @@ static void test_tree_empty(void)
  * the tree is the same; nothing is lost or crashes. */
 static void test_tree_failed_allocation_keeps_events(void)
 {
-    sp__event e[] = {ev('A', 0, 100, 0), ev('B', 10, 90, 0), ev('C', 20, 30, 0),
+    sp__event e[] = {ev('B', 10, 90, 0), ev('A', 0, 100, 0), ev('C', 20, 30, 0),
                      ev('D', 40, 50, 0)};
     sp__alloc_fail_at(1);
     tree_view v = build(e, COUNT(e));
@@ -385,7 +385,7 @@ int main(void)
     RUN_TEST(test_tree_nesting_three_deep);
     RUN_TEST(test_tree_siblings);
     RUN_TEST(test_tree_equal_start_longer_is_parent);
-    RUN_TEST(test_tree_identical_intervals_later_input_is_parent);
+    RUN_TEST(test_tree_identical_intervals_earlier_input_is_parent);
     RUN_TEST(test_tree_zero_length_ranges);
     RUN_TEST(test_tree_touching_siblings);
     RUN_TEST(test_tree_partial_overlap);

@@ -141,6 +141,44 @@ static void test_record_instants_counters_and_added_ranges(void)
     sp_profiler_destroy(p);
 }
 
+/* A range added whole after the ranges inside it ended (as ProfileStep is)
+ * still becomes their parent, and unclosed ranges keep their place. */
+static void test_record_added_range_encloses_earlier_ranges(void)
+{
+    sp_profiler *p = begin_profiling(0);
+    uint64_t t0 = sp_clock_ticks();
+    sp_range_begin(SP_EVENT_FORWARD, "forward");
+    sp_range_begin(SP_EVENT_OPERATOR, "matmul");
+    sp_range_end();
+    sp_range_end();
+    sp_range_begin(SP_EVENT_BACKWARD, "left open");
+    uint64_t t1 = sp_clock_ticks() + 1000000000u;
+    sp_range_add(SP_EVENT_USER_DEFINED, "whole", 5, t0, t1);
+    const sp_result *r = end_profiling(p);
+    sp_event_info e;
+    int64_t whole = -1, forward = -1;
+    int seen = 0;
+    for (size_t i = 0; sp_result_event(r, 0, i, &e) == SP_OK; i++) {
+        if (strcmp(e.name, "whole") == 0) whole = (int64_t)i, seen |= 1;
+        if (strcmp(e.name, "forward") == 0) {
+            CHECK_EQ(whole, e.parent);
+            forward = (int64_t)i;
+            seen |= 2;
+        }
+        if (strcmp(e.name, "matmul") == 0) {
+            CHECK_EQ(forward, e.parent);
+            seen |= 4;
+        }
+        if (strcmp(e.name, "left open") == 0) {
+            CHECK(e.flags & SP_EVENT_FLAG_UNCLOSED);
+            CHECK_EQ(whole, e.parent);
+            seen |= 8;
+        }
+    }
+    CHECK_EQ(15, seen);
+    sp_profiler_destroy(p);
+}
+
 typedef struct worker_arg {
     int ranges;
     int depth;
@@ -356,6 +394,7 @@ int main(void)
     RUN_TEST(test_record_unmatched_end_and_unclosed_begin);
     RUN_TEST(test_record_bad_type_and_null_name);
     RUN_TEST(test_record_instants_counters_and_added_ranges);
+    RUN_TEST(test_record_added_range_encloses_earlier_ranges);
     RUN_TEST(test_record_threads_that_exit_during_the_span);
     RUN_TEST(test_record_cap_drops_are_exact_one_thread);
     RUN_TEST(test_record_cap_drops_are_exact_two_threads);
