@@ -27,7 +27,7 @@ demo: build
 	@echo "Open the trace in https://ui.perfetto.dev (Open trace file) or chrome://tracing."
 	@echo "Compare data loading on worker threads: make demo DEMO_ARGS='--workers 4'"
 
-test: test-default test-asan
+test: test-default test-asan test-python
 
 test-default: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -37,6 +37,11 @@ $(ASAN_BUILD)/CMakeCache.txt: | deps
 
 asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+# The Python package (python/, tests/python/): venv in build/python-venv, pip install ., pytest.
+.PHONY: test-python
+test-python: deps
+	sh python/test.sh
 
 test-asan: asan
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \

@@ -1,0 +1,84 @@
+/* module.c: stepprof._core, the CPython extension over the stepprof C core.
+ * It registers the types (RecordEvent, Scheduler, Profiler, Result) and a few
+ * functions; stepprof.profiler builds paddle's Python API on top. */
+#include "core.h"
+
+/* Validates a built-in handler's arguments with the core's own checks (and
+ * messages) when the Python handler object is made, not at first use. */
+static PyObject *check_handler(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    const char *kind, *worker = NULL;
+    PyObject *dir;
+    int gzip = 0;
+    if (!PyArg_ParseTuple(args, "sO&z|p:_check_handler", &kind, PyUnicode_FSConverter, &dir, &worker,
+                          &gzip))
+        return NULL;
+    sp_trace_handler h;
+    sp_status s = kind[0] == 't' ? sp_handler_tensorboard(&h, PyBytes_AS_STRING(dir), worker, gzip != 0)
+                                 : sp_handler_chrome_tracing(&h, PyBytes_AS_STRING(dir), worker);
+    Py_DECREF(dir);
+    if (s != SP_OK) return spx_raise(s);
+    if (h.release) h.release(h.user);
+    Py_RETURN_NONE;
+}
+
+static PyObject *is_recording(PyObject *mod, PyObject *unused)
+{
+    (void)mod;
+    (void)unused;
+    return PyBool_FromLong(sp_is_recording());
+}
+
+static PyObject *event_type_name(PyObject *mod, PyObject *arg)
+{
+    (void)mod;
+    long v = PyLong_AsLong(arg);
+    if (v == -1 && PyErr_Occurred()) return NULL;
+    return PyUnicode_FromString(sp_event_type_name((sp_event_type)v));
+}
+
+static PyMethodDef module_methods[] = {
+    {"_check_handler", check_handler, METH_VARARGS, "_check_handler(kind, dir, worker, gzip)"},
+    {"is_recording", is_recording, METH_NOARGS, "True while some profiler records ranges."},
+    {"event_type_name", event_type_name, METH_O, "paddle's name of a TracerEventType value."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "stepprof._core",
+    .m_doc = "The C core of stepprof (see stepprof.profiler for the Python API).",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
+
+static int add_type(PyObject *m, PyTypeObject *type, const char *name)
+{
+    if (PyType_Ready(type) < 0) return -1;
+    Py_INCREF(type);
+    if (PyModule_AddObject(m, name, (PyObject *)type) < 0) {
+        Py_DECREF(type);
+        return -1;
+    }
+    return 0;
+}
+
+PyMODINIT_FUNC PyInit__core(void);
+
+PyMODINIT_FUNC PyInit__core(void)
+{
+    PyObject *m = PyModule_Create(&module_def);
+    if (!m) return NULL;
+    if (add_type(m, &SpxRecordEvent_Type, "RecordEvent") < 0 ||
+        add_type(m, &SpxScheduler_Type, "Scheduler") < 0 ||
+        add_type(m, &SpxProfiler_Type, "Profiler") < 0 || add_type(m, &SpxResult_Type, "Result") < 0 ||
+        PyModule_AddStringConstant(m, "CORE_VERSION", SP_VERSION_STRING) < 0 ||
+        PyModule_AddIntConstant(m, "FORMAT_AUTO", SP_FORMAT_AUTO) < 0 ||
+        PyModule_AddIntConstant(m, "FORMAT_JSON", SP_FORMAT_JSON) < 0 ||
+        PyModule_AddIntConstant(m, "FORMAT_JSON_GZ", SP_FORMAT_JSON_GZ) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

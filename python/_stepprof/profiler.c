@@ -1,0 +1,423 @@
+/* profiler.c: stepprof._core.Profiler, the C half of stepprof.profiler's
+ * Profiler (the Python subclass parses paddle's arguments and passes plain
+ * values to _configure). It owns one sp_profiler and the Python callables
+ * the core calls back.
+ *
+ * Re-entrancy: on_trace_ready and a Python scheduler run inside step() or
+ * stop(), on the calling thread. From there, reading calls (summary, export,
+ * result, step_info) work; stop() is deferred until the outer call returns
+ * (paddle's guide calls prof.stop() inside on_trace_ready); start() and step()
+ * raise RuntimeError. A call from another thread while one is running raises
+ * RuntimeError instead of racing on the C object. */
+#include "profiler.h"
+
+#include "pythread.h"
+#include <stdio.h>
+
+#define SELF ((SpxProfiler *)self)
+
+static int ready(SpxProfiler *self)
+{
+    if (self->prof) return 0;
+    PyErr_SetString(PyExc_RuntimeError, "the profiler is not configured (or was cleared)");
+    return -1;
+}
+
+/* Reading calls may run inside a callback of this thread, not beside a call
+ * on another thread. */
+static int check_reader(SpxProfiler *self)
+{
+    if (ready(self) < 0) return -1;
+    if (self->busy && self->busy != PyThread_get_thread_ident()) {
+        PyErr_SetString(PyExc_RuntimeError, "the profiler is in use by another thread");
+        return -1;
+    }
+    return 0;
+}
+
+static int enter(SpxProfiler *self, const char *what)
+{
+    if (check_reader(self) < 0) return -1;
+    if (self->busy) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Profiler.%s() cannot be called from on_trace_ready or a scheduler", what);
+        return -1;
+    }
+    self->busy = PyThread_get_thread_ident();
+    return 0;
+}
+
+/* Ends a start/step/stop call: a callback's exception first, then the C
+ * status. Misuse (step after stop, ...) is counted by the core and warned
+ * once here, not raised: paddle's loops call step() after stop(). */
+static PyObject *leave(SpxProfiler *self, sp_status s, const char *msg)
+{
+    self->busy = 0;
+    if (spx_raise_stashed(&self->pending)) return NULL;
+    if (s == SP_OK || s == SP_EBUSY) Py_RETURN_NONE; /* EBUSY: the core warned */
+    if (s == SP_ESTATE) {
+        if (!self->misuse_warned) {
+            self->misuse_warned = 1;
+            char line[600];
+            int n = snprintf(line, sizeof line, "stepprof: warning: %s\n", msg);
+            if (n > 0) spx_write("stderr", line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+        }
+        Py_RETURN_NONE;
+    }
+    PyObject *type = s == SP_ENOMEM ? PyExc_MemoryError : s == SP_EIO ? PyExc_OSError : PyExc_RuntimeError;
+    PyErr_SetString(type, msg);
+    return NULL;
+}
+
+/* ---- configuration ---- */
+
+static int set_scheduler(SpxProfiler *self, PyObject *obj, sp_options *o)
+{
+    if (obj == Py_None) return 0;
+    if (PyObject_TypeCheck(obj, &SpxScheduler_Type)) {
+        o->scheduler = ((SpxScheduler *)obj)->sched;
+        return 0;
+    }
+    if (!PyCallable_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "scheduler must be a callable, a (start, end) tuple or None, "
+                                      "not %.100s", Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    spx_callback *d = PyMem_RawMalloc(sizeof *d);
+    if (!d) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_INCREF(obj);
+    d->fn = obj;
+    d->owner = self;
+    self->sched = d;
+    sp_status s = sp_scheduler_custom(&o->scheduler, spx_py_schedule, d);
+    return s == SP_OK ? 0 : (spx_raise(s), -1);
+}
+
+/* spec: None (paddle's default), ("none",), ("chrome", dir, worker),
+ * ("tensorboard", dir, worker, gzip), or a callable. */
+static sp_status builtin_handler(PyObject *spec, sp_trace_handler *h)
+{
+    const char *kind, *worker = NULL;
+    PyObject *dir = NULL;
+    int gzip = 0;
+    if (!PyArg_ParseTuple(spec, "s|O&zp:on_trace_ready", &kind, PyUnicode_FSConverter, &dir, &worker,
+                          &gzip))
+        return SP_EINVAL;
+    sp_status s = SP_OK;
+    if (strcmp(kind, "none") == 0) {
+        *h = sp_handler_none();
+    } else if (!dir) {
+        PyErr_SetString(PyExc_ValueError, "on_trace_ready: a directory is required");
+        s = SP_EINVAL;
+    } else if (strcmp(kind, "chrome") == 0) {
+        s = sp_handler_chrome_tracing(h, PyBytes_AS_STRING(dir), worker);
+        if (s != SP_OK) spx_raise(s);
+    } else if (strcmp(kind, "tensorboard") == 0) {
+        s = sp_handler_tensorboard(h, PyBytes_AS_STRING(dir), worker, gzip != 0);
+        if (s != SP_OK) spx_raise(s);
+    } else {
+        PyErr_Format(PyExc_ValueError, "unknown handler kind '%s'", kind);
+        s = SP_EINVAL;
+    }
+    Py_XDECREF(dir);
+    return s;
+}
+
+static int set_handler(SpxProfiler *self, PyObject *obj, sp_options *o)
+{
+    if (obj == Py_None) return 0;
+    if (PyTuple_Check(obj)) return builtin_handler(obj, &o->on_trace_ready) == SP_OK ? 0 : -1;
+    if (!PyCallable_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "on_trace_ready must be a callable or None, not %.100s",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    spx_callback *d = PyMem_RawMalloc(sizeof *d);
+    if (!d) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_INCREF(obj);
+    d->fn = obj;
+    d->owner = self;
+    self->handler = d;
+    o->on_trace_ready.fn = spx_py_trace_ready;
+    o->on_trace_ready.user = d;
+    o->on_trace_ready.release = spx_py_release;
+    return 0;
+}
+
+static PyObject *pr_configure(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"targets", "scheduler", "on_trace_ready", "timer_only", "record_shapes",
+                         "profile_memory", "with_flops", "with_stack", NULL};
+    unsigned int targets = 0;
+    PyObject *sched = Py_None, *handler = Py_None;
+    int timer_only = 0, record_shapes = 0, profile_memory = 0, with_flops = 0, with_stack = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|IOOppppp:_configure", kw, &targets, &sched,
+                                     &handler, &timer_only, &record_shapes, &profile_memory,
+                                     &with_flops, &with_stack))
+        return NULL;
+    if (SELF->prof || SELF->sched || SELF->handler) {
+        PyErr_SetString(PyExc_RuntimeError, "the profiler is already configured");
+        return NULL;
+    }
+    sp_options o;
+    sp_options_init(&o);
+    o.targets = targets;
+    o.timer_only = timer_only;
+    o.record_shapes = record_shapes;
+    o.profile_memory = profile_memory;
+    o.with_flops = with_flops;
+    o.with_stack = with_stack;
+    o.log = spx_py_log;
+    o.log_user = self;
+    o.report = spx_py_report;
+    o.report_user = self;
+    if (set_scheduler(SELF, sched, &o) < 0 || set_handler(SELF, handler, &o) < 0) goto fail;
+    /* create releases the handler itself when it fails. */
+    sp_profiler *p = NULL;
+    sp_status s = sp_profiler_create(&o, &p);
+    if (s != SP_OK) {
+        SELF->handler = NULL;
+        spx_raise(s);
+        goto fail;
+    }
+    SELF->prof = p;
+    Py_RETURN_NONE;
+fail:
+    /* The handler is never left allocated on failure: set_handler fails
+     * before allocating, and create releases it (py_release clears
+     * SELF->handler). */
+    SELF->handler = NULL;
+    if (SELF->sched) {
+        Py_DECREF(SELF->sched->fn);
+        PyMem_RawFree(SELF->sched);
+        SELF->sched = NULL;
+    }
+    return NULL;
+}
+
+/* ---- start / step / stop ---- */
+
+static PyObject *do_stop(SpxProfiler *self)
+{
+    sp_status s;
+    char msg[512] = "";
+    self->stop_deferred = 0;
+    Py_BEGIN_ALLOW_THREADS
+    s = sp_profiler_stop(self->prof);
+    if (s != SP_OK) snprintf(msg, sizeof msg, "%s", sp_last_error());
+    Py_END_ALLOW_THREADS
+    return leave(self, s, msg);
+}
+
+/* Runs a stop() that a callback asked for during the call that just ended. */
+static PyObject *after_call(SpxProfiler *self, PyObject *result)
+{
+    if (!self->stop_deferred) return result;
+    if (!result) {
+        self->stop_deferred = 0;
+        return NULL;
+    }
+    Py_DECREF(result);
+    self->busy = PyThread_get_thread_ident();
+    return do_stop(self);
+}
+
+static PyObject *pr_start(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (enter(SELF, "start") < 0) return NULL;
+    sp_status s;
+    char msg[512] = "";
+    Py_BEGIN_ALLOW_THREADS
+    s = sp_profiler_start(SELF->prof);
+    if (s != SP_OK) snprintf(msg, sizeof msg, "%s", sp_last_error());
+    Py_END_ALLOW_THREADS
+    return after_call(SELF, leave(SELF, s, msg));
+}
+
+static PyObject *pr_step(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"num_samples", NULL};
+    PyObject *n_obj = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:step", kw, &n_obj)) return NULL;
+    long long n = -1;
+    if (n_obj != Py_None) {
+        n = PyLong_AsLongLong(n_obj);
+        if (n == -1 && PyErr_Occurred()) return NULL;
+        if (n < 0) {
+            PyErr_SetString(PyExc_ValueError, "num_samples must be a non-negative int or None");
+            return NULL;
+        }
+    }
+    if (enter(SELF, "step") < 0) return NULL;
+    sp_status s;
+    char msg[512] = "";
+    Py_BEGIN_ALLOW_THREADS
+    s = sp_profiler_step(SELF->prof, n);
+    if (s != SP_OK) snprintf(msg, sizeof msg, "%s", sp_last_error());
+    Py_END_ALLOW_THREADS
+    return after_call(SELF, leave(SELF, s, msg));
+}
+
+static PyObject *pr_stop(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (check_reader(SELF) < 0) return NULL;
+    if (SELF->busy) { /* inside a callback of this thread: after the outer call */
+        SELF->stop_deferred = 1;
+        Py_RETURN_NONE;
+    }
+    SELF->busy = PyThread_get_thread_ident();
+    return do_stop(SELF);
+}
+
+/* ---- reading calls ---- */
+
+static PyObject *pr_step_info(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"unit", NULL};
+    const char *unit = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|z:step_info", kw, &unit)) return NULL;
+    if (check_reader(SELF) < 0) return NULL;
+    char buf[512];
+    sp_status s = sp_profiler_step_info(SELF->prof, unit, buf, sizeof buf);
+    if (s == SP_ESTATE) return PyUnicode_FromString(""); /* before start: nothing timed yet */
+    if (s != SP_OK) return spx_raise(s);
+    return PyUnicode_FromString(buf);
+}
+
+static PyObject *pr_result(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (check_reader(SELF) < 0) return NULL;
+    return spx_result_wrap(sp_profiler_result(SELF->prof));
+}
+
+static PyObject *pr_trace_path(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (check_reader(SELF) < 0) return NULL;
+    const char *path = sp_profiler_trace_path(SELF->prof);
+    if (!path) Py_RETURN_NONE;
+    return PyUnicode_DecodeFSDefault(path);
+}
+
+static PyObject *pr_export(PyObject *self, PyObject *args)
+{
+    PyObject *path_obj;
+    int format;
+    if (!PyArg_ParseTuple(args, "O&i:_export", PyUnicode_FSConverter, &path_obj, &format)) return NULL;
+    if (check_reader(SELF) < 0) {
+        Py_DECREF(path_obj);
+        return NULL;
+    }
+    unsigned long was_busy = SELF->busy;
+    SELF->busy = PyThread_get_thread_ident();
+    sp_status s;
+    char msg[512] = "";
+    Py_BEGIN_ALLOW_THREADS
+    s = sp_profiler_export(SELF->prof, PyBytes_AS_STRING(path_obj), (sp_format)format);
+    if (s != SP_OK) snprintf(msg, sizeof msg, "%s", sp_last_error());
+    Py_END_ALLOW_THREADS
+    SELF->busy = was_busy;
+    Py_DECREF(path_obj);
+    if (s == SP_OK) Py_RETURN_NONE;
+    PyObject *type = s == SP_EINVAL ? PyExc_ValueError : s == SP_EIO ? PyExc_OSError
+                     : s == SP_ENOMEM ? PyExc_MemoryError : PyExc_RuntimeError;
+    PyErr_SetString(type, msg);
+    return NULL;
+}
+
+static PyObject *pr_get_state(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromLong(SELF->prof ? (long)sp_profiler_state(SELF->prof) : 0);
+}
+
+static PyObject *pr_get_step_num(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromLongLong(SELF->prof ? (long long)sp_profiler_step_num(SELF->prof) : 0);
+}
+
+static PyObject *pr_get_misuse(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromUnsignedLongLong(SELF->prof ? sp_profiler_misuse_count(SELF->prof) : 0);
+}
+
+/* ---- lifetime ---- */
+
+static int pr_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    if (SELF->sched) Py_VISIT(SELF->sched->fn);
+    if (SELF->handler) Py_VISIT(SELF->handler->fn);
+    Py_VISIT(SELF->pending);
+    return 0;
+}
+
+/* Destroys the C profiler (which releases the Python on_trace_ready) and
+ * drops the callables. Safe to repeat. */
+static int pr_clear(PyObject *self)
+{
+    sp_profiler *p = SELF->prof;
+    SELF->prof = NULL;
+    sp_profiler_destroy(p);
+    SELF->handler = NULL;
+    if (SELF->sched) {
+        Py_CLEAR(SELF->sched->fn);
+        PyMem_RawFree(SELF->sched);
+        SELF->sched = NULL;
+    }
+    Py_CLEAR(SELF->pending);
+    return 0;
+}
+
+static void pr_dealloc(PyObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    pr_clear(self);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyMethodDef pr_methods[] = {
+    {"_configure", (PyCFunction)(void (*)(void))pr_configure, METH_VARARGS | METH_KEYWORDS,
+     "Creates the C profiler from plain values (see stepprof.profiler.Profiler)."},
+    {"start", pr_start, METH_NOARGS, "Starts profiling: CLOSED -> scheduler(0)."},
+    {"step", (PyCFunction)(void (*)(void))pr_step, METH_VARARGS | METH_KEYWORDS,
+     "Ends the current step and begins the next; num_samples is the batch size."},
+    {"stop", pr_stop, METH_NOARGS, "Stops profiling; collects the span and calls on_trace_ready."},
+    {"step_info", (PyCFunction)(void (*)(void))pr_step_info, METH_VARARGS | METH_KEYWORDS,
+     "paddle's step_info(unit): reader_cost, batch_cost and ips since the last call."},
+    {"_result", pr_result, METH_NOARGS, "The most recent span's result, or None."},
+    {"_trace_path", pr_trace_path, METH_NOARGS, "The file a built-in handler chose last."},
+    {"_export", pr_export, METH_VARARGS, "_export(path, sp_format)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef pr_getset[] = {
+    {"_state", pr_get_state, NULL, "The current ProfilerState value.", NULL},
+    {"step_num", pr_get_step_num, NULL, "The current step number.", NULL},
+    {"misuse_count", pr_get_misuse, NULL, "Misuses of the API counted (step after stop, ...).", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject SpxProfiler_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "stepprof._core.Profiler",
+    .tp_doc = "The C half of stepprof.profiler.Profiler.",
+    .tp_basicsize = sizeof(SpxProfiler),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_dealloc = pr_dealloc,
+    .tp_traverse = pr_traverse,
+    .tp_clear = pr_clear,
+    .tp_methods = pr_methods,
+    .tp_getset = pr_getset,
+};

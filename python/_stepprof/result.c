@@ -1,0 +1,308 @@
+/* result.c: stepprof._core.Result, one collected span as Python data. It
+ * retains the sp_result, so it stays valid after the profiler moves on or is
+ * destroyed. Events come out as tuples (stepprof._result builds the tree
+ * from their parent indexes); summary tables come out as lines of cells from
+ * sp_result_summary_table, never by parsing the printed text. Results are
+ * immutable, so these calls run with the GIL released where they take long. */
+#include "core.h"
+
+typedef struct {
+    PyObject_HEAD
+    sp_result *result;
+} SpxResult;
+
+#define SELF ((SpxResult *)self)
+
+PyObject *spx_result_wrap(const sp_result *result)
+{
+    if (!result) Py_RETURN_NONE;
+    SpxResult *self = PyObject_New(SpxResult, &SpxResult_Type);
+    if (!self) return NULL;
+    self->result = sp_result_retain(result);
+    return (PyObject *)self;
+}
+
+static void rs_dealloc(PyObject *self)
+{
+    sp_result_release(SELF->result);
+    PyObject_Free(self);
+}
+
+int spx_summary_options(sp_summary_options *o, PyObject *sorted_by, int op_detail, int thread_sep,
+                        const char *time_unit, PyObject *views)
+{
+    sp_summary_options_init(o);
+    if (sorted_by && sorted_by != Py_None) {
+        if (!PyLong_Check(sorted_by)) {
+            PyErr_Format(PyExc_TypeError, "sorted_by must be a SortedKeys, not %.100s",
+                         Py_TYPE(sorted_by)->tp_name);
+            return -1;
+        }
+        long v = PyLong_AsLong(sorted_by);
+        if (v == -1 && PyErr_Occurred()) return -1;
+        if (v < SP_SORTED_CPU_TOTAL || v > SP_SORTED_GPU_MIN) {
+            PyErr_Format(PyExc_ValueError, "sorted_by must be a SortedKeys (0..7), got %ld", v);
+            return -1;
+        }
+        o->sorted_by = (sp_sorted_key)v;
+    }
+    o->op_detail = op_detail != 0;
+    o->thread_sep = thread_sep != 0;
+    if (time_unit) o->time_unit = time_unit;
+    o->views = 0;
+    if (!views || views == Py_None) return 0;
+    PyObject *list = PyLong_Check(views) ? PyTuple_Pack(1, views) : PySequence_Tuple(views);
+    if (!list) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "views must be a SummaryView or a list of them, not %.100s",
+                     Py_TYPE(views)->tp_name);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(list); i++) {
+        PyObject *item = PyTuple_GET_ITEM(list, i);
+        long v = PyLong_Check(item) ? PyLong_AsLong(item) : -2;
+        if (v == -2 && !PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError, "views must hold SummaryView values, not %.100s",
+                         Py_TYPE(item)->tp_name);
+        else if (!PyErr_Occurred() && (v < SP_VIEW_DEVICE || v > SP_VIEW_UDF))
+            PyErr_Format(PyExc_ValueError, "views must hold SummaryView values (0..8), got %ld", v);
+        if (PyErr_Occurred()) {
+            Py_DECREF(list);
+            return -1;
+        }
+        o->views |= 1u << v;
+    }
+    Py_DECREF(list);
+    return 0;
+}
+
+static int parse_summary(PyObject *args, PyObject *kwargs, const char *fmt, sp_summary_options *o,
+                         int *view)
+{
+    static char *kw_view[] = {"view", "sorted_by", "op_detail", "thread_sep", "time_unit", NULL};
+    static char *kw_all[] = {"sorted_by", "op_detail", "thread_sep", "time_unit", "views", NULL};
+    PyObject *sorted_by = Py_None, *views = Py_None;
+    int op_detail = 1, thread_sep = 0;
+    const char *time_unit = "ms";
+    int ok = view ? PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kw_view, view, &sorted_by,
+                                                &op_detail, &thread_sep, &time_unit)
+                  : PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kw_all, &sorted_by, &op_detail,
+                                                &thread_sep, &time_unit, &views);
+    if (!ok) return -1;
+    return spx_summary_options(o, sorted_by, op_detail, thread_sep, time_unit, views);
+}
+
+/* ---- threads and events ---- */
+
+static PyObject *rs_threads(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    size_t n = sp_result_thread_count(SELF->result);
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; list && i < n; i++) {
+        sp_thread_info t;
+        if (sp_result_thread(SELF->result, i, &t) != SP_OK) {
+            Py_DECREF(list);
+            return spx_raise(SP_EINVAL);
+        }
+        PyObject *item = Py_BuildValue("(Ksnn)", (unsigned long long)t.tid, t.name ? t.name : "",
+                                       (Py_ssize_t)t.event_count, (Py_ssize_t)t.dropped);
+        if (!item) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    }
+    return list;
+}
+
+/* events(t) -> [(name, type, flags, start_ns, end_ns, parent, depth, value)].
+ * Names are interned in the result, so equal names share one pointer: one
+ * Python str per distinct pointer. */
+static PyObject *rs_events(PyObject *self, PyObject *args)
+{
+    Py_ssize_t t;
+    if (!PyArg_ParseTuple(args, "n:events", &t)) return NULL;
+    sp_thread_info ti;
+    if (t < 0 || sp_result_thread(SELF->result, (size_t)t, &ti) != SP_OK) {
+        PyErr_Format(PyExc_IndexError, "thread index %zd out of range", t);
+        return NULL;
+    }
+    PyObject *list = PyList_New((Py_ssize_t)ti.event_count);
+    PyObject *names = PyDict_New(); /* pointer -> str */
+    if (!list || !names) goto fail;
+    for (size_t i = 0; i < ti.event_count; i++) {
+        sp_event_info e;
+        if (sp_result_event(SELF->result, (size_t)t, i, &e) != SP_OK) {
+            spx_raise(SP_EINVAL);
+            goto fail;
+        }
+        const char *cname = e.name ? e.name : "";
+        PyObject *key = PyLong_FromVoidPtr((void *)cname);
+        PyObject *name = key ? PyDict_GetItemWithError(names, key) : NULL;
+        if (name) {
+            Py_INCREF(name);
+        } else if (key && !PyErr_Occurred()) {
+            name = PyUnicode_DecodeUTF8(cname, (Py_ssize_t)strlen(cname), "replace");
+            if (name && PyDict_SetItem(names, key, name) < 0) Py_CLEAR(name);
+        }
+        Py_XDECREF(key);
+        if (!name) goto fail;
+        PyObject *item = Py_BuildValue("(NiILLLId)", name, (int)e.type, (unsigned int)e.flags,
+                                       (long long)e.start_ns, (long long)e.end_ns,
+                                       (long long)e.parent, (unsigned int)e.depth, e.value);
+        if (!item) goto fail;
+        PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    }
+    Py_DECREF(names);
+    return list;
+fail:
+    Py_XDECREF(list);
+    Py_XDECREF(names);
+    return NULL;
+}
+
+static PyObject *rs_counters(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    PyObject *d = PyDict_New();
+    for (int c = 0; d && c < SP_COUNTER_COUNT; c++) {
+        PyObject *v = PyLong_FromUnsignedLongLong(sp_result_counter(SELF->result, (sp_counter_kind)c));
+        if (!v || PyDict_SetItemString(d, sp_counter_name((sp_counter_kind)c), v) < 0) Py_CLEAR(d);
+        Py_XDECREF(v);
+    }
+    return d;
+}
+
+static PyObject *rs_span(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    int64_t start, end;
+    sp_result_span(SELF->result, &start, &end);
+    return Py_BuildValue("(LL)", (long long)start, (long long)end);
+}
+
+static PyObject *rs_span_index(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyLong_FromUnsignedLong(sp_result_span_index(SELF->result));
+}
+
+static PyObject *rs_export(PyObject *self, PyObject *args)
+{
+    PyObject *path;
+    int format;
+    if (!PyArg_ParseTuple(args, "O&i:export", PyUnicode_FSConverter, &path, &format)) return NULL;
+    sp_status s;
+    Py_BEGIN_ALLOW_THREADS
+    s = sp_result_export(SELF->result, PyBytes_AS_STRING(path), (sp_format)format);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(path);
+    if (s != SP_OK) return spx_raise(s);
+    Py_RETURN_NONE;
+}
+
+/* ---- tables ---- */
+
+typedef struct {
+    const sp_result *result;
+    const sp_summary_options *opts;
+    const char *sort_by;
+    int row_limit;
+} print_job;
+
+static sp_status print_summary(FILE *out, void *ctx)
+{
+    print_job *j = ctx;
+    return sp_result_summary(j->result, j->opts, out);
+}
+
+static sp_status print_torch(FILE *out, void *ctx)
+{
+    print_job *j = ctx;
+    return sp_result_table_torch(j->result, j->sort_by, j->row_limit, out);
+}
+
+static PyObject *rs_summary(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    sp_summary_options o;
+    if (parse_summary(args, kwargs, "|OppsO:summary", &o, NULL) < 0) return NULL;
+    print_job j = {SELF->result, &o, NULL, 0};
+    return spx_capture(print_summary, &j);
+}
+
+static PyObject *rs_table_torch(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"sort_by", "row_limit", NULL};
+    print_job j = {SELF->result, NULL, NULL, 100};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zi:table_torch", kw, &j.sort_by, &j.row_limit))
+        return NULL;
+    return spx_capture(print_torch, &j);
+}
+
+/* table(view, ...) -> [(line_kind, [cells])] or None when the view prints
+ * no table for this result. */
+static PyObject *rs_table(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    sp_summary_options o;
+    int view = 0;
+    if (parse_summary(args, kwargs, "i|Opps:table", &o, &view) < 0) return NULL;
+    if (view < SP_VIEW_DEVICE || view > SP_VIEW_UDF) {
+        PyErr_Format(PyExc_ValueError, "view must be a SummaryView (0..8), got %d", view);
+        return NULL;
+    }
+    sp_summary_table *t = NULL;
+    sp_status s;
+    Py_BEGIN_ALLOW_THREADS
+    s = sp_result_summary_table(SELF->result, (sp_summary_view)view, &o, &t);
+    Py_END_ALLOW_THREADS
+    if (s != SP_OK) return spx_raise(s);
+    if (!t) Py_RETURN_NONE;
+    size_t lines = sp_summary_table_lines(t), cols = sp_summary_table_columns(t);
+    PyObject *out = PyList_New((Py_ssize_t)lines);
+    for (size_t i = 0; out && i < lines; i++) {
+        sp_line_kind kind = sp_summary_table_line_kind(t, i);
+        int one = kind != SP_LINE_HEADER && kind != SP_LINE_ROW && kind != SP_LINE_SEPARATOR;
+        size_t n = one ? 1 : cols;
+        PyObject *cells = PyList_New((Py_ssize_t)n);
+        for (size_t c = 0; cells && c < n; c++) {
+            PyObject *cell = PyUnicode_DecodeUTF8(sp_summary_table_cell(t, i, c),
+                                                  (Py_ssize_t)strlen(sp_summary_table_cell(t, i, c)),
+                                                  "replace");
+            if (!cell) Py_CLEAR(cells);
+            else PyList_SET_ITEM(cells, (Py_ssize_t)c, cell);
+        }
+        PyObject *item = cells ? Py_BuildValue("(iN)", (int)kind, cells) : NULL;
+        if (!item) Py_CLEAR(out);
+        else PyList_SET_ITEM(out, (Py_ssize_t)i, item);
+    }
+    sp_summary_table_destroy(t);
+    return out;
+}
+
+static PyMethodDef rs_methods[] = {
+    {"threads", rs_threads, METH_NOARGS, "[(tid, name, event_count, dropped)] in tid order."},
+    {"events", rs_events, METH_VARARGS,
+     "events(t) -> [(name, type, flags, start_ns, end_ns, parent, depth, value)]."},
+    {"counters", rs_counters, METH_NOARGS, "{counter name: count} of the span."},
+    {"span", rs_span, METH_NOARGS, "(start_ns, end_ns) of the recording window."},
+    {"span_index", rs_span_index, METH_NOARGS, "The process-wide index of the span."},
+    {"export", rs_export, METH_VARARGS, "export(path, sp_format)"},
+    {"summary", (PyCFunction)(void (*)(void))rs_summary, METH_VARARGS | METH_KEYWORDS,
+     "The summary tables as text."},
+    {"table", (PyCFunction)(void (*)(void))rs_table, METH_VARARGS | METH_KEYWORDS,
+     "One summary view as [(line_kind, [cells])], or None."},
+    {"table_torch", (PyCFunction)(void (*)(void))rs_table_torch, METH_VARARGS | METH_KEYWORDS,
+     "torch's key_averages().table(sort_by, row_limit) as text."},
+    {NULL, NULL, 0, NULL},
+};
+
+PyTypeObject SpxResult_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "stepprof._core.Result",
+    .tp_doc = "One collected span (immutable).",
+    .tp_basicsize = sizeof(SpxResult),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = rs_dealloc,
+    .tp_methods = rs_methods,
+};

@@ -1,0 +1,106 @@
+"""The ready-made on_trace_ready handlers: paddle's export_chrome_tracing and
+export_protobuf, torch's tensorboard_trace_handler.
+
+Passed as on_trace_ready, a handler is replaced by the C core's own handler,
+which writes each span on a background thread (step() does not stall;
+stop() waits for the files). Called directly, as handler(prof) inside a
+custom on_trace_ready (paddle's guide does this), it writes the profiler's
+latest result at once under the same file name the core would choose."""
+import os
+import re
+import socket
+import time
+
+from . import _core
+
+__all__ = ["export_chrome_tracing", "export_protobuf", "tensorboard_trace_handler"]
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def _sanitized(name):
+    # As the core: a worker name (from the environment, say) cannot climb out
+    # of the directory.
+    name = _UNSAFE.sub("_", name) or "_"
+    return "_" + name[1:] if name in (".", "..") else name
+
+
+class TraceHandler:
+    """An on_trace_ready handler that writes Chrome-trace JSON files into a
+    directory (dir_name is a DIRECTORY, created if missing, never a file
+    prefix)."""
+
+    __slots__ = ("kind", "dir_name", "worker_name", "use_gzip")
+
+    def __init__(self, kind, dir_name, worker_name=None, use_gzip=False):
+        if not isinstance(dir_name, (str, bytes, os.PathLike)):
+            raise TypeError(f"dir_name must be a str or path, not {type(dir_name).__name__}")
+        if worker_name is not None and not isinstance(worker_name, str):
+            raise TypeError(f"worker_name must be a str or None, not {type(worker_name).__name__}")
+        dir_name = os.fsdecode(os.fspath(dir_name))
+        _core._check_handler(kind, dir_name, worker_name, bool(use_gzip))
+        self.kind = kind
+        self.dir_name = dir_name
+        self.worker_name = worker_name
+        self.use_gzip = bool(use_gzip)
+
+    def __repr__(self):
+        return (f"TraceHandler({self.kind!r}, {self.dir_name!r}, {self.worker_name!r}, "
+                f"use_gzip={self.use_gzip})")
+
+    def _spec(self):
+        """What stepprof._core.Profiler takes to build the C handler."""
+        return (self.kind, self.dir_name, self.worker_name, self.use_gzip)
+
+    def _path(self):
+        now_ns = time.time_ns()
+        sep = "" if self.dir_name.endswith("/") else "/"
+        host = socket.gethostname()
+        if self.kind == "tensorboard":
+            worker = _sanitized(self.worker_name if self.worker_name is not None
+                                else f"{host}_{os.getpid()}")
+            if re.search(r"\.\d+$", worker):
+                worker += "_"  # the TensorBoard plugin would read the digits as a span number
+            suffix = ".gz" if self.use_gzip else ""
+            return f"{self.dir_name}{sep}{worker}.{now_ns:019d}.pt.trace.json{suffix}"
+        worker = _sanitized(self.worker_name if self.worker_name is not None
+                            else f"host_{host}pid_{os.getpid()}")
+        stamp = time.strftime("%Y_%m_%d_%H_%M_%S", time.localtime(now_ns // 10**9))
+        micros = (now_ns // 1000) % 10**6
+        return f"{self.dir_name}{sep}{worker}_time_{stamp}_{micros:06d}.paddle_trace.json"
+
+    def __call__(self, prof):
+        """Writes prof's latest result now; returns the file's path (None
+        when there is no result yet)."""
+        if prof.get_result() is None:
+            return None
+        os.makedirs(self.dir_name, exist_ok=True)
+        path = self._path()
+        prof.export(path, "json.gz" if self.use_gzip else "json")
+        prof._last_trace_path = path
+        return path
+
+
+def export_chrome_tracing(dir_name, worker_name=None):
+    """paddle's export_chrome_tracing: each span goes to
+    <dir_name>/<worker>_time_<YYYY_MM_DD_HH_MM_SS_ffffff>.paddle_trace.json;
+    worker_name defaults to host_<hostname>pid_<pid>."""
+    return TraceHandler("chrome", dir_name, worker_name)
+
+
+def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False):
+    """torch's tensorboard_trace_handler: each span goes to
+    <dir_name>/<worker>.<ns>.pt.trace.json[.gz], the names the TensorBoard
+    plugin reads; worker_name defaults to <hostname>_<pid>."""
+    return TraceHandler("tensorboard", dir_name, worker_name, use_gzip)
+
+
+PB_UNAVAILABLE = ("the protobuf (.pb) format is not available in this version of stepprof; "
+                  "use export_chrome_tracing (Chrome-trace JSON) instead")
+
+
+def export_protobuf(dir_name, worker_name=None):
+    """paddle's export_protobuf. The .pb writer is not built yet, so this
+    raises NotImplementedError at once rather than after a training run."""
+    del dir_name, worker_name
+    raise NotImplementedError(PB_UNAVAILABLE)

@@ -1,0 +1,210 @@
+"""Results as Python objects: ProfilerResult (one collected span), its event
+tree (EventNode) and the summary tables as data (SummaryTable). Everything
+comes from the C result's accessors, never from parsing printed text."""
+import collections
+import sys
+
+from . import _core
+from ._enums import LineKind, SortedKeys, SummaryView, TracerEventType
+
+__all__ = ["ProfilerResult", "EventNode", "SummaryTable", "ThreadInfo", "load_profiler_result"]
+
+ThreadInfo = collections.namedtuple("ThreadInfo", "tid name event_count dropped")
+Event = collections.namedtuple("Event", "name type flags start_ns end_ns parent depth value")
+
+FLAG_INSTANT, FLAG_COUNTER, FLAG_UNCLOSED, FLAG_OVERLAP = 1, 2, 4, 8
+
+_FORMATS = {"json": _core.FORMAT_AUTO, "json.gz": _core.FORMAT_JSON_GZ, "gz": _core.FORMAT_JSON_GZ}
+
+
+def format_code(format):
+    """Maps export()'s format string to the core's sp_format."""
+    if not isinstance(format, str):
+        raise TypeError(f"format must be a str, not {type(format).__name__}")
+    if format == "pb":
+        from ._handlers import PB_UNAVAILABLE
+        raise NotImplementedError(PB_UNAVAILABLE)
+    try:
+        return _FORMATS[format]
+    except KeyError:
+        raise ValueError(f"format must be 'json' or 'json.gz' ('pb' is not available yet), "
+                         f"got {format!r}") from None
+
+
+class EventNode:
+    """One host event and the events nested in it (paddle's HostPythonNode
+    names: name, type, start_ns, end_ns, children_node)."""
+
+    __slots__ = ("name", "type", "start_ns", "end_ns", "thread_id", "flags", "value", "depth",
+                 "children_node")
+
+    def __init__(self, name, type, start_ns, end_ns, thread_id, flags=0, value=0.0, depth=0):
+        self.name = name
+        self.type = type
+        self.start_ns = start_ns
+        self.end_ns = end_ns
+        self.thread_id = thread_id
+        self.flags = flags
+        self.value = value
+        self.depth = depth
+        self.children_node = []
+
+    @property
+    def children(self):
+        return self.children_node
+
+    @property
+    def duration_ns(self):
+        return self.end_ns - self.start_ns
+
+    @property
+    def unclosed(self):
+        """The range never ended within the span (closed at its end)."""
+        return bool(self.flags & FLAG_UNCLOSED)
+
+    def walk(self):
+        """Yields this node and every node below it, parents first."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children_node))
+
+    def __repr__(self):
+        kind = self.type.name if isinstance(self.type, TracerEventType) else self.type
+        return (f"EventNode({self.name!r}, {kind}, {self.duration_ns} ns, "
+                f"{len(self.children_node)} children)")
+
+
+class SummaryTable:
+    """One summary table as data. lines holds every line as (LineKind,
+    cells): header and row lines have one cell per column, title and text
+    lines their text in cells[0]. headers is the first header line; rows the
+    data lines; records() the rows as dicts keyed by header, with the thread
+    group ("All threads merged", or a thread's name with thread_sep)."""
+
+    def __init__(self, view, lines):
+        self.view = view
+        self.lines = [(LineKind(kind), cells) for kind, cells in lines]
+        self.title = next((c[0] for k, c in self.lines if k == LineKind.TITLE), "")
+        self.headers = next((c for k, c in self.lines if k == LineKind.HEADER), [])
+        self.rows = [c for k, c in self.lines if k == LineKind.ROW]
+
+    def records(self):
+        out, group = [], None
+        for kind, cells in self.lines:
+            if kind == LineKind.TITLE and cells[0].startswith("Thread:"):
+                group = cells[0][len("Thread:"):].strip()
+            elif kind == LineKind.ROW:
+                rec = dict(zip(self.headers, cells))
+                if group is not None:
+                    rec["thread"] = group
+                out.append(rec)
+        return out
+
+    def column(self, header):
+        """The cells of one column, stripped (row names keep no indent)."""
+        i = self.headers.index(header)
+        return [row[i].strip() for row in self.rows]
+
+    def __repr__(self):
+        return f"SummaryTable({self.title!r}, {len(self.rows)} rows)"
+
+
+class ProfilerResult:
+    """One collected span. It keeps the C result alive, so it stays valid
+    after the profiler collects another span or is gone."""
+
+    def __init__(self, core_result):
+        self._r = core_result
+
+    @property
+    def threads(self):
+        return [ThreadInfo(*t) for t in self._r.threads()]
+
+    @property
+    def counters(self):
+        """Events lost or repaired in the span ({"host_dropped": 0, ...})."""
+        return self._r.counters()
+
+    @property
+    def span(self):
+        """(start_ns, end_ns) of the recording window, CLOCK_REALTIME."""
+        return self._r.span()
+
+    @property
+    def span_index(self):
+        return self._r.span_index()
+
+    def events(self, thread=0):
+        """The events of thread index `thread`, ordered by start (a parent
+        before its children); parent is an index into the same list."""
+        return [Event(n, TracerEventType(t), f, s, e, p, d, v)
+                for n, t, f, s, e, p, d, v in self._r.events(thread)]
+
+    def tree(self, thread=0):
+        """The outermost events of thread index `thread`, as EventNodes."""
+        tid = self._r.threads()[thread][0]
+        nodes, roots = [], []
+        for n, t, f, s, e, p, d, v in self._r.events(thread):
+            node = EventNode(n, TracerEventType(t), s, e, tid, f, v, d)
+            nodes.append(node)
+            (nodes[p].children_node if p >= 0 else roots).append(node)
+        return roots
+
+    def get_data(self):
+        """paddle's ProfilerResult.get_data(): {thread id: root node}, the
+        root named after the thread, holding its outermost events."""
+        start, end = self.span
+        data = {}
+        for i, (tid, name, _, _) in enumerate(self._r.threads()):
+            root = EventNode(name or f"thread {tid}", None, start, end, tid)
+            root.children_node = self.tree(i)
+            data[tid] = root
+        return data
+
+    def summary_table(self, view, sorted_by=SortedKeys.CPUTotal, op_detail=True, thread_sep=False,
+                      time_unit="ms"):
+        """One view's table as a SummaryTable, or None when the view prints
+        nothing for this span."""
+        lines = self._r.table(int(SummaryView(view)), sorted_by, op_detail, thread_sep, time_unit)
+        return None if lines is None else SummaryTable(SummaryView(view), lines)
+
+    def summary_tables(self, sorted_by=SortedKeys.CPUTotal, op_detail=True, thread_sep=False,
+                       time_unit="ms", views=None):
+        """{SummaryView: SummaryTable} for the views that have a table."""
+        wanted = list(SummaryView) if views is None else (
+            [views] if isinstance(views, int) else list(views))
+        out = {}
+        for v in wanted:
+            table = self.summary_table(v, sorted_by, op_detail, thread_sep, time_unit)
+            if table is not None:
+                out[SummaryView(v)] = table
+        return out
+
+    def summary_text(self, sorted_by=SortedKeys.CPUTotal, op_detail=True, thread_sep=False,
+                     time_unit="ms", views=None):
+        """paddle's summary tables as the text summary() prints."""
+        return self._r.summary(sorted_by, op_detail, thread_sep, time_unit, views)
+
+    def summary(self, sorted_by=SortedKeys.CPUTotal, op_detail=True, thread_sep=False,
+                time_unit="ms", views=None):
+        sys.stdout.write(self.summary_text(sorted_by, op_detail, thread_sep, time_unit, views))
+        sys.stdout.flush()
+
+    def table_torch(self, sort_by="self_cpu_time_total", row_limit=100):
+        """torch's key_averages().table(sort_by, row_limit) as text."""
+        return self._r.table_torch(sort_by, row_limit)
+
+    def export(self, path, format="json"):
+        """Writes the span as Chrome-trace JSON (gzip for "json.gz" or a
+        path ending in .gz). The file appears whole (temporary + rename)."""
+        self._r.export(path, format_code(format))
+
+
+def load_profiler_result(file_name):
+    """paddle's load_profiler_result reads the .pb files of export_protobuf,
+    which this version cannot write yet."""
+    del file_name
+    from ._handlers import PB_UNAVAILABLE
+    raise NotImplementedError(PB_UNAVAILABLE)

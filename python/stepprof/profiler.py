@@ -1,0 +1,169 @@
+"""stepprof.profiler: paddle.profiler's API on stepprof's C core.
+
+    import stepprof.profiler as profiler
+    with profiler.Profiler(scheduler=(2, 10),
+                           on_trace_ready=profiler.export_chrome_tracing("./profiler_demo")) as prof:
+        for batch in loader:
+            with profiler.RecordEvent("forward", profiler.TracerEventType.Forward):
+                ...
+            prof.step()
+    prof.summary()
+
+torch.profiler's spellings are here too: schedule, tensorboard_trace_handler,
+record_function."""
+import sys
+
+from . import _core
+from ._enums import (LineKind, ProfilerState, ProfilerTarget, SortedKeys, SummaryView,
+                     TracerEventType)
+from ._handlers import TraceHandler, export_chrome_tracing, export_protobuf, tensorboard_trace_handler
+from ._record import RecordEvent, record_function
+from ._result import EventNode, ProfilerResult, SummaryTable, format_code, load_profiler_result
+
+__all__ = [
+    "Profiler", "ProfilerTarget", "ProfilerState", "TracerEventType", "SortedKeys", "SummaryView",
+    "make_scheduler", "export_chrome_tracing", "export_protobuf", "load_profiler_result",
+    "RecordEvent", "schedule", "tensorboard_trace_handler", "record_function", "ProfilerResult",
+    "EventNode", "SummaryTable", "LineKind", "is_recording",
+]
+
+is_recording = _core.is_recording
+
+
+class _Scheduler(_core.Scheduler):
+    """A built-in scheduler: the profiler runs it in C; calling it gives the
+    ProfilerState of a step, as paddle's scheduler functions do."""
+
+    __slots__ = ()
+
+    def __call__(self, step):
+        return ProfilerState(super().__call__(step))
+
+
+def make_scheduler(*, closed, ready, record, repeat=0, skip_first=0):
+    """paddle's make_scheduler: after skip_first CLOSED steps, cycles of
+    `closed` CLOSED, `ready` READY and `record` recorded steps (the last one
+    RECORD_AND_RETURN), `repeat` times (0: forever). Raises ValueError
+    "Invalid profiler scheduler arguments" unless closed >= 0, ready >= 0,
+    record > 0, repeat >= 0 and skip_first >= 0."""
+    return _Scheduler._make(closed, ready, record, repeat, skip_first)
+
+
+def schedule(*, wait, warmup, active, repeat=0, skip_first=0, skip_first_wait=0):
+    """torch.profiler.schedule: make_scheduler with torch's names."""
+    return _Scheduler._torch(wait, warmup, active, repeat, skip_first, skip_first_wait)
+
+
+def _targets_mask(targets):
+    if targets is None:
+        return 0
+    if isinstance(targets, (int, str)):
+        raise TypeError("targets must be an iterable of ProfilerTarget, e.g. [ProfilerTarget.CPU]")
+    mask = 0
+    for t in targets:
+        if not isinstance(t, int):
+            raise TypeError(f"targets must hold ProfilerTarget values, not {type(t).__name__}")
+        mask |= 1 << ProfilerTarget(t)  # ValueError for unknown values
+    return mask
+
+
+def _scheduler_value(scheduler):
+    if scheduler is None or isinstance(scheduler, _core.Scheduler):
+        return scheduler
+    if isinstance(scheduler, (tuple, list)):
+        # paddle's (start, end): records steps [start, end) once.
+        if len(scheduler) != 2:
+            raise ValueError("Invalid profiler scheduler arguments")
+        start, end = scheduler
+        return _Scheduler._range(start, end)
+    if callable(scheduler):
+        return scheduler
+    raise TypeError(f"scheduler must be a callable, a (start, end) tuple or None, "
+                    f"not {type(scheduler).__name__}")
+
+
+def _handler_value(on_trace_ready):
+    if on_trace_ready is None:
+        return None
+    if isinstance(on_trace_ready, TraceHandler):
+        return on_trace_ready._spec()  # the C handler: writes on a background thread
+    if callable(on_trace_ready):
+        return on_trace_ready
+    raise TypeError(f"on_trace_ready must be a callable or None, not "
+                    f"{type(on_trace_ready).__name__}")
+
+
+def _warn(text):
+    sys.stderr.write(f"stepprof: warning: {text}\n")
+    sys.stderr.flush()
+
+
+class Profiler(_core.Profiler):
+    """paddle.profiler.Profiler.
+
+    targets: ProfilerTarget values (default: what can be traced, CPU here).
+    scheduler: a callable step -> ProfilerState, a (start, end) tuple, or
+        make_scheduler(...) / schedule(...); default: every step recorded.
+    on_trace_ready: called with the profiler when a span's result is ready;
+        default export_chrome_tracing("./profiler_log/"). Exceptions raised
+        inside it (or inside a scheduler) are re-raised by the step() or
+        stop() call that ran it.
+    timer_only: only the benchmark timer runs (step_info, Perf Summary).
+    record_shapes, profile_memory, with_flops, with_stack: as paddle/torch.
+    emit_nvtx, custom_device_types: accepted for compatibility.
+    """
+
+    def __init__(self, *, targets=None, scheduler=None, on_trace_ready=None, record_shapes=False,
+                 profile_memory=False, timer_only=False, emit_nvtx=False, custom_device_types=None,
+                 with_flops=False, with_stack=False):
+        del emit_nvtx, custom_device_types
+        self._last_trace_path = None
+        self._configure(_targets_mask(targets), _scheduler_value(scheduler),
+                        _handler_value(on_trace_ready), bool(timer_only), bool(record_shapes),
+                        bool(profile_memory), bool(with_flops), bool(with_stack))
+        self._timer_only = bool(timer_only)
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        self.stop()
+        return False
+
+    @property
+    def current_state(self):
+        """The ProfilerState of the current step."""
+        return ProfilerState(self._state)
+
+    def get_result(self):
+        """The most recent span as a ProfilerResult, or None."""
+        r = self._result()
+        return None if r is None else ProfilerResult(r)
+
+    profiler_result = property(get_result)
+
+    @property
+    def trace_path(self):
+        """The file written for the most recent span by a handler, or None."""
+        return self._trace_path() or self._last_trace_path
+
+    def export(self, path="", format="json"):
+        """Writes the most recent span to path ("json"; "json.gz" or a path
+        ending in .gz for gzip; "pb" is not available yet). Repeatable."""
+        code = format_code(format)
+        if not path:
+            raise ValueError("export() needs a file path")
+        self._export(path, code)
+
+    def summary(self, sorted_by=SortedKeys.CPUTotal, op_detail=True, thread_sep=False,
+                time_unit="ms", views=None):
+        """Prints paddle's summary tables of the most recent span to
+        sys.stdout. views: a SummaryView or a list of them (default all)."""
+        result = self.get_result()
+        if result is None:
+            if not self._timer_only:
+                _warn("summary(): no profiling result yet; a span is collected at the end of its "
+                      "last recorded step")
+            return
+        result.summary(sorted_by, op_detail, thread_sep, time_unit, views)

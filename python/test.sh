@@ -1,0 +1,38 @@
+#!/bin/sh
+# python/test.sh: what `make test-python` runs. Makes a virtual environment
+# in build/python-venv (once), puts pip, setuptools and pytest from PyPI in it
+# (once), installs the package with `pip install .` (objects in build/python
+# are reused, so a rerun compiles only what changed), then runs the pytest
+# suite in tests/python. Works from a fresh clone; as root on Debian it
+# installs python3-venv and python3-dev when they are missing.
+set -eu
+PYTHON=${PYTHON:-python3}
+VENV=${VENV:-build/python-venv}
+
+has_headers() {
+    "$PYTHON" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'
+}
+
+ensure_system_packages() {
+    if has_headers && "$PYTHON" -c 'import ensurepip, venv' >/dev/null 2>&1; then return 0; fi
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "stepprof: installing python3-venv python3-dev"
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv python3-dev >/dev/null
+    else
+        echo "stepprof: the Python package needs Python's headers and venv. Run:" >&2
+        echo "    sudo apt-get install -y python3-venv python3-dev" >&2
+        exit 1
+    fi
+}
+
+if [ ! -x "$VENV/bin/python" ]; then
+    ensure_system_packages
+    "$PYTHON" -m venv "$VENV"
+fi
+if [ ! -f "$VENV/.stepprof-tools" ]; then
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip setuptools pytest
+    touch "$VENV/.stepprof-tools"
+fi
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps .
+exec "$VENV/bin/python" -m pytest -q tests/python "$@"

@@ -1,0 +1,46 @@
+"""Builds stepprof._core, the CPython extension over the stepprof C core.
+
+The extension compiles the core's sources (src/**/*.c, found at build time,
+so new core files need no change here) together with python/_stepprof/*.c,
+with the flags and definitions of CMakeLists.txt. Objects go to
+build/python/, beside CMake's build tree rather than in it.
+"""
+import glob
+import os
+
+from setuptools import Extension, setup
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def rel(pattern):
+    return sorted(os.path.relpath(p, HERE) for p in glob.glob(os.path.join(HERE, pattern), recursive=True))
+
+
+core_sources = rel("src/**/*.c")
+ext_sources = rel("python/_stepprof/*.c")
+private_dirs = sorted({os.path.dirname(p) for p in core_sources})
+
+core = Extension(
+    "stepprof._core",
+    sources=core_sources + ext_sources,
+    include_dirs=["include", "src"] + private_dirs,
+    define_macros=[("_POSIX_C_SOURCE", "200809L")],
+    # As CMakeLists.txt, less -Werror: a newer compiler must not break installs.
+    extra_compile_args=[
+        "-std=c11", "-Wall", "-Wextra", "-Wshadow", "-Wstrict-prototypes",
+        "-Wmissing-prototypes", "-fvisibility=hidden", "-ftls-model=initial-exec",
+    ],
+    libraries=["z", "m"],
+    extra_link_args=["-pthread"],
+    depends=rel("src/**/*.h") + rel("include/**/*.h") + rel("python/_stepprof/*.h"),
+)
+
+setup(
+    ext_modules=[core],
+    options={
+        "build": {"build_base": "build/python"},
+        "build_ext": {"parallel": os.cpu_count() or 2},
+        "egg_info": {"egg_base": "build/python"},
+    },
+)

@@ -1,0 +1,58 @@
+"""Shared fixtures of the Python package's tests. Each test runs in its own
+temporary directory (the default handler writes ./profiler_log/), and traces
+are read with tests/trace/tracecheck.py, the checker the C tests use."""
+import glob
+import json
+import os
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "trace"))
+
+import tracecheck  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def in_tmp_dir(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def work(n=200):
+    """The model code of the guide's examples, in pure Python: a small
+    matrix-vector product and an update."""
+    w = [[(i * 7 + j) % 5 / 5.0 for j in range(13)] for i in range(5)]
+    x = [float(k % 3) for k in range(13)]
+    out = [sum(wi * xi for wi, xi in zip(row, x)) for row in w]
+    for _ in range(n // 100):
+        out = [o * 0.999 for o in out]
+    return out
+
+
+def trace_files(directory):
+    return sorted(glob.glob(os.path.join(str(directory), "*.json")) +
+                  glob.glob(os.path.join(str(directory), "*.json.gz")))
+
+
+def load_trace(path):
+    """Parses a trace and checks it against trace-format.md."""
+    raw, trace = tracecheck.load_trace(path)
+    problems = tracecheck.check_trace(raw, trace, path)
+    assert problems == [], problems[:5]
+    assert trace == json.loads(raw)
+    return trace
+
+
+def step_names(trace):
+    return [e["name"] for e in trace["traceEvents"]
+            if e.get("ph") == "X" and e["name"].startswith("ProfilerStep#")]
+
+
+def event_names(trace):
+    return [e["name"] for e in trace["traceEvents"] if e.get("ph") == "X"]
+
+
+def steps(a, b):
+    return [f"ProfilerStep#{i}" for i in range(a, b)]

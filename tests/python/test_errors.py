@@ -1,0 +1,167 @@
+"""Bad arguments raise ValueError or TypeError with semantics.md's messages,
+and misuse never crashes the interpreter."""
+import pytest
+
+import stepprof.profiler as profiler
+
+INVALID = "Invalid profiler scheduler arguments"
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(closed=1, ready=1, record=0),
+    dict(closed=-1, ready=1, record=2),
+    dict(closed=1, ready=-1, record=2),
+    dict(closed=1, ready=1, record=2, repeat=-1),
+    dict(closed=1, ready=1, record=2, skip_first=-1),
+])
+def test_make_scheduler_rejects_bad_arguments(kwargs):
+    with pytest.raises(ValueError, match=INVALID):
+        profiler.make_scheduler(**kwargs)
+
+
+def test_schedule_rejects_bad_arguments():
+    with pytest.raises(ValueError, match=INVALID):
+        profiler.schedule(wait=1, warmup=1, active=0)
+
+
+def test_make_scheduler_rejects_non_integers():
+    with pytest.raises(TypeError):
+        profiler.make_scheduler(closed=1.5, ready=1, record=2)
+    with pytest.raises(TypeError):
+        profiler.make_scheduler(closed="1", ready=1, record=2)
+    with pytest.raises(TypeError):
+        profiler.make_scheduler(1, 1, 2)  # keyword-only, as paddle
+
+
+@pytest.mark.parametrize("sched", [(5, 5), (9, 3), (1, 2, 3), (1,)])
+def test_tuple_scheduler_rejects_bad_ranges(sched):
+    with pytest.raises(ValueError, match=INVALID):
+        profiler.Profiler(scheduler=sched)
+
+
+def test_profiler_rejects_wrong_types():
+    with pytest.raises(TypeError):
+        profiler.Profiler(scheduler=42)
+    with pytest.raises(TypeError):
+        profiler.Profiler(on_trace_ready="./dir")
+    with pytest.raises(TypeError):
+        profiler.Profiler(targets=profiler.ProfilerTarget.CPU)
+    with pytest.raises(TypeError):
+        profiler.Profiler(targets=["CPU"])
+    with pytest.raises(ValueError):
+        profiler.Profiler(targets=[7])
+
+
+def test_record_event_rejects_bad_arguments():
+    with pytest.raises(TypeError):
+        profiler.RecordEvent(123)
+    with pytest.raises(TypeError):
+        profiler.RecordEvent("x", "Forward")
+    with pytest.raises(ValueError):
+        profiler.RecordEvent("x", 99)
+    with pytest.raises(TypeError):
+        profiler.RecordEvent()
+    with pytest.raises(TypeError):
+        profiler.RecordEvent("x")(42)  # decorating a non-callable
+
+
+def test_handlers_reject_bad_directories():
+    with pytest.raises(ValueError):
+        profiler.export_chrome_tracing("")
+    with pytest.raises(TypeError):
+        profiler.export_chrome_tracing(None)
+    with pytest.raises(TypeError):
+        profiler.tensorboard_trace_handler("./log", worker_name=3)
+
+
+def _profiled(n=3, **kwargs):
+    prof = profiler.Profiler(on_trace_ready=profiler.export_chrome_tracing("./out"), **kwargs)
+    prof.start()
+    for _ in range(n):
+        prof.step()
+    prof.stop()
+    return prof
+
+
+def test_summary_rejects_bad_options():
+    prof = _profiled()
+    with pytest.raises(ValueError):
+        prof.summary(time_unit="h")
+    with pytest.raises(ValueError):
+        prof.summary(sorted_by=42)
+    with pytest.raises(TypeError):
+        prof.summary(sorted_by="CPUTotal")
+    with pytest.raises(ValueError):
+        prof.summary(views=[12])
+    with pytest.raises(TypeError):
+        prof.summary(views="all")
+
+
+def test_protobuf_is_not_available_yet():
+    with pytest.raises(NotImplementedError, match="pb"):
+        profiler.export_protobuf("./pb")
+    with pytest.raises(NotImplementedError, match="pb"):
+        profiler.load_profiler_result("x.pb")
+    prof = _profiled()
+    with pytest.raises(NotImplementedError, match="pb"):
+        prof.export("x.pb", "pb")
+    with pytest.raises(ValueError):
+        prof.export("x.json", "xml")
+
+
+def test_export_without_result_raises():
+    prof = profiler.Profiler(on_trace_ready=profiler.export_chrome_tracing("./out"))
+    with pytest.raises(RuntimeError, match="no profiling result"):
+        prof.export("x.json")
+
+
+def test_step_rejects_negative_samples():
+    prof = profiler.Profiler(timer_only=True)
+    prof.start()
+    with pytest.raises(ValueError):
+        prof.step(num_samples=-3)
+    with pytest.raises(TypeError):
+        prof.step(num_samples="4")
+    prof.stop()
+
+
+def test_misuse_is_counted_and_warned_once(capsys):
+    prof = profiler.Profiler(on_trace_ready=profiler.export_chrome_tracing("./out"))
+    prof.step()              # before start
+    prof.stop()              # before start
+    prof.start()
+    prof.start()             # twice
+    prof.stop()
+    prof.stop()              # twice
+    prof.step()              # after stop
+    assert prof.misuse_count == 5
+    err = capsys.readouterr().err
+    assert err.count("stepprof: warning:") == 1
+
+
+def test_record_event_misuse_is_harmless():
+    rec = profiler.RecordEvent("lonely")
+    rec.end()                # never begun: nothing
+    prof = _profiled(n=1)
+    rec.begin()              # not recording: nothing opened
+    rec.end()
+    assert prof.get_result().counters["unmatched_ends"] == 0
+
+
+def test_unconfigured_profiler_raises_instead_of_crashing():
+    raw = profiler._core.Profiler()
+    with pytest.raises(RuntimeError):
+        raw.start()
+    with pytest.raises(RuntimeError):
+        raw.step()
+    with pytest.raises(RuntimeError):
+        raw.stop()
+    prof = profiler.Profiler(timer_only=True)
+    with pytest.raises(RuntimeError, match="already configured"):
+        prof._configure()
+
+
+def test_summary_before_any_result_warns(capsys):
+    prof = profiler.Profiler(scheduler=(5, 8), on_trace_ready=profiler.export_chrome_tracing("./o"))
+    prof.summary()
+    assert "no profiling result yet" in capsys.readouterr().err

@@ -1,0 +1,139 @@
+"""Results as Python objects: the event tree and the summary tables as
+data, from the C result's accessors."""
+import gc
+import gzip
+import json
+
+import stepprof.profiler as profiler
+from stepprof.profiler import SummaryView, TracerEventType
+from conftest import trace_files
+
+
+def _run(**kwargs):
+    with profiler.Profiler(on_trace_ready=profiler.export_chrome_tracing("./o"), **kwargs) as prof:
+        for i in range(3):
+            with profiler.RecordEvent("DataLoader", TracerEventType.Dataloader):
+                pass
+            with profiler.RecordEvent("forward", TracerEventType.Forward):
+                with profiler.RecordEvent("matmul", TracerEventType.Operator):
+                    sum(range(100))
+            with profiler.RecordEvent("backward", TracerEventType.Backward):
+                pass
+            prof.step()
+    return prof
+
+
+def test_event_tree_nests_ranges_under_steps():
+    result = _run().get_result()
+    roots = result.tree(0)
+    assert [r.name for r in roots] == [f"ProfileStep#{i}" for i in range(4)]
+    first = roots[0]
+    assert [c.name for c in first.children_node] == ["DataLoader", "forward", "backward"]
+    assert [c.type for c in first.children_node] == [
+        TracerEventType.Dataloader, TracerEventType.Forward, TracerEventType.Backward]
+    forward = first.children_node[1]
+    assert [c.name for c in forward.children] == ["matmul"] and forward.children[0].depth == 2
+    for node in first.walk():
+        assert first.start_ns <= node.start_ns <= node.end_ns <= first.end_ns
+    data = result.get_data()
+    assert list(data) == [t.tid for t in result.threads]
+    assert [n.name for n in next(iter(data.values())).children_node] == [r.name for r in roots]
+
+
+def test_flat_events_carry_parent_indexes():
+    result = _run().get_result()
+    events = result.events(0)
+    for i, e in enumerate(events):
+        if e.parent >= 0:
+            assert e.parent < i and events[e.parent].depth == e.depth - 1
+
+
+def test_summary_tables_as_data():
+    result = _run().get_result()
+    tables = result.summary_tables()
+    assert SummaryView.OverView in tables
+    model = result.summary_table(SummaryView.ModelView)
+    assert model.title == "Model Summary"
+    assert model.headers[0] == "Name" and model.headers[1] == "Calls"
+    names = model.column("Name")
+    assert names[0] == "ProfileStep" and "Forward" in names and "Dataloader" in names
+    rec = {r["Name"].strip(): r for r in model.records()}
+    assert rec["Forward"]["Calls"] == "3"
+    overview = result.summary_table(SummaryView.OverView, time_unit="us")
+    assert any(c[0] == "Time unit: us" for k, c in overview.lines if k == profiler.LineKind.TEXT)
+    op = result.summary_table(SummaryView.OperatorView, thread_sep=True)
+    assert op.column("Name") == ["matmul"] and op.records()[0]["thread"]
+
+
+def test_summary_text_matches_printed_summary(capsys):
+    prof = _run()
+    prof.summary(views=[SummaryView.OverView, SummaryView.ModelView])
+    printed = capsys.readouterr().out
+    assert printed == prof.get_result().summary_text(views=[SummaryView.OverView, SummaryView.ModelView])
+    assert "Overview Summary" in printed and "Model Summary" in printed
+    assert "Device Summary" not in printed
+
+
+def test_torch_table():
+    text = _run().get_result().table_torch("cpu_time_total", 10)
+    assert "ProfilerStep*" in text and "# of Calls" in text
+
+
+def test_result_outlives_profiler_and_exports(tmp_path):
+    prof = _run()
+    result = prof.get_result()
+    del prof
+    gc.collect()
+    assert result.counters["host_dropped"] == 0
+    start, end = result.span
+    assert 0 < start < end
+    result.export("again.json.gz", "json.gz")
+    with gzip.open("again.json.gz") as f:
+        trace = json.load(f)
+    assert any(e.get("name") == "matmul" for e in trace["traceEvents"])
+
+
+def test_profiler_export_formats():
+    prof = _run()
+    prof.export("plain.json")
+    prof.export("auto.json.gz")  # gzip from the suffix
+    with open("plain.json") as f:
+        json.load(f)
+    with gzip.open("auto.json.gz") as f:
+        json.load(f)
+
+
+def test_tensorboard_handler_and_schedule():
+    with profiler.Profiler(scheduler=profiler.schedule(wait=1, warmup=1, active=2, repeat=1),
+                           on_trace_ready=profiler.tensorboard_trace_handler("./tb", "worker0",
+                                                                             use_gzip=True)) as prof:
+        for _ in range(6):
+            prof.step()
+    files = trace_files("tb")
+    assert len(files) == 1 and files[0].endswith(".pt.trace.json.gz")
+    assert "worker0." in files[0]
+    assert prof.trace_path.endswith(".pt.trace.json.gz")
+
+
+def test_scheduler_objects_are_callable():
+    sched = profiler.make_scheduler(closed=1, ready=1, record=2, repeat=1)
+    assert [sched(i) for i in range(5)] == [
+        profiler.ProfilerState.CLOSED, profiler.ProfilerState.READY, profiler.ProfilerState.RECORD,
+        profiler.ProfilerState.RECORD_AND_RETURN, profiler.ProfilerState.CLOSED]
+    torch = profiler.schedule(wait=0, warmup=0, active=1, skip_first=2)
+    assert torch(1) == profiler.ProfilerState.CLOSED
+    assert torch(2) == profiler.ProfilerState.RECORD_AND_RETURN
+
+
+def test_names_past_the_intern_table_and_odd_names_are_recorded():
+    # Past the intern table's 4096 names, names are copied per event; names
+    # with NUL bytes or non-ASCII text are copied too.
+    names = [f"step_name_{i}" for i in range(5000)] + ["naïve ✓", "nul\0byte"]
+    with profiler.Profiler(on_trace_ready=lambda p: None) as prof:
+        for name in names:
+            with profiler.RecordEvent(name):
+                pass
+        prof.step()
+    got = [e.name for e in prof.get_result().events(0) if e.type == TracerEventType.PythonUserDefined]
+    # sp_event_info.name is a C string, so a name reads back up to its NUL.
+    assert got == names[:-1] + ["nul"]
