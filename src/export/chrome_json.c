@@ -6,6 +6,7 @@
  * stays bounded by the flush size, not the trace size. */
 #include "export.h"
 #include "json_escape.h"
+#include "json_heads.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,12 +14,23 @@
 
 #define QUARTER_NS (7889238ll * 1000000000ll)
 
+/* `"Event Type":"<type>"}},` and a newline: how every host line ends. */
+typedef struct line_tail {
+    char text[48];
+    size_t len;
+} line_tail;
+
 typedef struct writer {
     sp__out *out;
     sp__buf *b;
     const sp_result *r;
     int64_t base_ns;
     uint64_t next_external_id;
+    sp__json_heads heads; /* heads.count 0: every line is rendered in full */
+    sp__buf scratch;      /* a head being rendered */
+    char track[48];       /* `<tid>,"ts":` of the thread being written */
+    size_t track_len;
+    line_tail tails[SP_EVENT_TYPE_COUNT];
 } writer;
 
 int64_t sp__base_time_ns(void)
@@ -45,6 +57,39 @@ static void put_u64(sp__buf *b, uint64_t v)
         v /= 10;
     } while (v);
     sp__buf_append(b, digits + sizeof digits - n, n);
+}
+
+/* Writes v in decimal at p; returns the end. */
+static char *u64_at(char *p, uint64_t v)
+{
+    char digits[20];
+    char *d = digits + sizeof digits;
+    do {
+        *--d = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    size_t n = (size_t)(digits + sizeof digits - d);
+    memcpy(p, d, n);
+    return p + n;
+}
+
+/* Writes ns as microseconds with three decimals at p (clamped at 0). */
+static char *us_at(char *p, int64_t ns)
+{
+    if (ns < 0) ns = 0;
+    p = u64_at(p, (uint64_t)ns / 1000);
+    unsigned frac = (unsigned)((uint64_t)ns % 1000);
+    p[0] = '.';
+    p[1] = (char)('0' + frac / 100);
+    p[2] = (char)('0' + frac / 10 % 10);
+    p[3] = (char)('0' + frac % 10);
+    return p + 4;
+}
+
+static char *text_at(char *p, const char *text, size_t len)
+{
+    memcpy(p, text, len);
+    return p + len;
 }
 
 /* Appends `,"key":` then ns as microseconds with exactly three decimals
@@ -168,8 +213,61 @@ static void put_tracks(writer *w)
     }
 }
 
+/* Renders `{"ph":..,"cat":..,"name":..,"pid":N,"tid":` for e into the cache;
+ * NULL if it cannot be kept. */
+static const char *render_head(writer *w, const sp__event *e, uint8_t key, size_t *len)
+{
+    const char *name = sp__result_name(w->r, e->name);
+    int instant = (e->flags & SP_EVENT_FLAG_INSTANT) != 0;
+    sp__buf *out = w->b;
+    w->b = &w->scratch;
+    w->scratch.len = 0;
+    sp__buf_puts(w->b, instant ? "{\"ph\":\"i\",\"cat\":\"" : "{\"ph\":\"X\",\"cat\":\"");
+    sp__buf_puts(w->b, category(e, name));
+    sp__buf_puts(w->b, instant ? "\",\"s\":\"t\",\"name\":" : "\",\"name\":");
+    put_event_name(w, e, name);
+    put_track(w, 0);
+    w->b = out;
+    if (w->scratch.failed) return NULL;
+    w->scratch.len--; /* the tid, written per thread */
+    sp__json_head_store(&w->heads, e->name, key, w->scratch.data, w->scratch.len);
+    return sp__json_head_find(&w->heads, e->name, key, len);
+}
+
+/* A host range or instant from its cached head: a few copies and three
+ * numbers, no escaping or lookups (docs/performance.md). 0 if not done. */
+static int put_event_fast(writer *w, const sp__event *e)
+{
+    uint8_t key = sp__json_head_key(e->type, (e->flags & SP_EVENT_FLAG_INSTANT) != 0);
+    size_t head_len;
+    const char *head = sp__json_head_find(&w->heads, e->name, key, &head_len);
+    if (!head && !(head = render_head(w, e, key, &head_len))) return 0;
+    const line_tail *tail = &w->tails[e->type < SP_EVENT_TYPE_COUNT ? e->type : 0];
+    static const char dur[] = ",\"dur\":", ext[] = ",\"args\":{\"External id\":",
+                      args[] = ",\"args\":{";
+    /* head, track, ts, dur, id: 3 numbers of at most 24 bytes each */
+    if (sp__buf_reserve(w->b, head_len + w->track_len + sizeof dur + sizeof ext + tail->len + 80))
+        return 1; /* failed is sticky: the file is reported bad */
+    char *p = text_at(w->b->data + w->b->len, head, head_len);
+    p = text_at(p, w->track, w->track_len);
+    p = us_at(p, e->start_ns - w->base_ns);
+    if (e->flags & SP_EVENT_FLAG_INSTANT) {
+        p = text_at(p, args, sizeof args - 1);
+    } else {
+        p = text_at(p, dur, sizeof dur - 1);
+        p = us_at(p, e->end_ns - e->start_ns);
+        p = text_at(p, ext, sizeof ext - 1);
+        p = u64_at(p, ++w->next_external_id);
+        *p++ = ',';
+    }
+    p = text_at(p, tail->text, tail->len);
+    w->b->len = (size_t)(p - w->b->data);
+    return 1;
+}
+
 static void put_event(writer *w, const sp__thread *t, const sp__event *e)
 {
+    if (!(e->flags & SP_EVENT_FLAG_COUNTER) && w->heads.count && put_event_fast(w, e)) return;
     const char *name = sp__result_name(w->r, e->name);
     const char *type_name = sp_event_type_name((sp_event_type)e->type);
     if (e->flags & SP_EVENT_FLAG_COUNTER) {
@@ -294,6 +392,20 @@ static void put_header(writer *w, const char *path)
                    (long long)w->base_ns);
 }
 
+/* The per-type line ends, and the head cache (left empty, so every line is
+ * rendered in full, if it gets no memory). */
+static void prepare_lines(writer *w)
+{
+    for (int t = 0; t < SP_EVENT_TYPE_COUNT; t++) {
+        line_tail *tail = &w->tails[t];
+        int n = snprintf(tail->text, sizeof tail->text, "\"Event Type\":\"%s\"}},\n",
+                         sp_event_type_name((sp_event_type)t));
+        tail->len = n > 0 && (size_t)n < sizeof tail->text ? (size_t)n : 0;
+    }
+    sp__buf_init(&w->scratch);
+    if (sp__json_heads_init(&w->heads, w->r->names.count) != 0) w->heads.count = 0;
+}
+
 static sp_status write_trace(const sp_result *r, const char *path, int gzip)
 {
     writer w = {0};
@@ -304,8 +416,12 @@ static sp_status write_trace(const sp_result *r, const char *path, int gzip)
     w.base_ns = sp__base_time_ns();
     put_header(&w, path);
     put_tracks(&w);
+    prepare_lines(&w);
     for (size_t i = 0; i < r->thread_count; i++) {
         const sp__thread *t = &r->threads[i];
+        char *p = u64_at(w.track, t->tid);
+        p = text_at(p, ",\"ts\":", 6);
+        w.track_len = (size_t)(p - w.track);
         for (size_t j = 0; j < t->count; j++) {
             put_event(&w, t, &t->events[j]);
             sp__out_maybe_flush(w.out);
@@ -319,6 +435,8 @@ static sp_status write_trace(const sp_result *r, const char *path, int gzip)
     sp__buf_puts(w.b, "],\n\"traceName\":");
     put_str(&w, path);
     sp__buf_puts(w.b, "}\n");
+    sp__json_heads_fini(&w.heads);
+    sp__buf_fini(&w.scratch);
     return sp__out_commit(w.out);
 }
 
