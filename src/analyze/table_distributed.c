@@ -56,14 +56,27 @@ static int contains_lower(const char *hay, const char *needle)
     return 0;
 }
 
-static int is_comm_node(const sp_result *r, const sp__event *e)
+static int is_comm_name(const char *name)
+{
+    return name && (contains_lower(name, "allreduce") || contains_lower(name, "broadcast") ||
+                    contains_lower(name, "rpc"));
+}
+
+/* Per name id: 0 not looked at yet, 1 not a communication name, 2 one. A
+ * span repeats few names many times, so each is searched once. NULL (no
+ * memory) only means searching every time. */
+static uint8_t *comm_name_cache(const sp_result *r)
+{
+    return r && r->names.count ? sp__alloc(r->names.count) : NULL;
+}
+
+static int is_comm_node(const sp_result *r, uint8_t *cache, const sp__event *e)
 {
     if (e->type == SP_EVENT_COMMUNICATION) return 1;
     if (e->type != SP_EVENT_OPERATOR) return 0;
-    const char *name = sp__result_name(r, e->name);
-    if (!name) return 0;
-    return contains_lower(name, "allreduce") || contains_lower(name, "broadcast") ||
-           contains_lower(name, "rpc");
+    if (!cache || e->name >= r->names.count) return is_comm_name(sp__result_name(r, e->name));
+    if (!cache[e->name]) cache[e->name] = (uint8_t)(1 + is_comm_name(sp__result_name(r, e->name)));
+    return cache[e->name] == 2;
 }
 
 /* out must be initialised; its old spans are replaced. Every node of the
@@ -76,13 +89,15 @@ int sp__summary_cpu_comm(const sp__model *m, sp__spans *out)
         out->failed = 1;
         return -1;
     }
+    uint8_t *cache = comm_name_cache(m->result);
     for (size_t ti = 0; ti < m->thread_count; ti++) {
         const sp__thread_model *tm = &m->threads[ti];
         for (size_t k = 0; k < tm->count; k++) {
             const sp__event *e = &tm->thread->events[tm->nodes[k].event];
-            if (is_comm_node(m->result, e)) sp__spans_add(out, e->start_ns, e->end_ns);
+            if (is_comm_node(m->result, cache, e)) sp__spans_add(out, e->start_ns, e->end_ns);
         }
     }
+    sp__free(cache);
     if (out->failed) {
         sp__spans_fini(out);
         out->failed = 1;
@@ -186,6 +201,7 @@ static int classify_kernels(const sp__model *m, sp__spans *comm, sp__spans *comp
         sp__free(off);
         return -1;
     }
+    uint8_t *cache = comm_name_cache(r);
     for (size_t t = 0; t < m->thread_count; t++) {
         const sp__thread_model *tm = &m->threads[t];
         unsigned char *u = under + off[t];
@@ -194,9 +210,10 @@ static int classify_kernels(const sp__model *m, sp__spans *comm, sp__spans *comp
             /* Parents come before children; an out-of-order parent (never
              * built by the model) counts as none. */
             int up = nd->parent >= 0 && (size_t)nd->parent < k ? u[nd->parent] : 0;
-            u[k] = (unsigned char)(up || is_comm_node(r, &tm->thread->events[nd->event]));
+            u[k] = (unsigned char)(up || is_comm_node(r, cache, &tm->thread->events[nd->event]));
         }
     }
+    sp__free(cache);
     for (size_t d = 0; d < ndev; d++) {
         const sp__device_rec *dev = &r->devices[d];
         if (dev->type != SP_EVENT_KERNEL) continue;

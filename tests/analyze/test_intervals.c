@@ -388,6 +388,34 @@ static void test_intervals_large_sort_with_duplicates(void)
     sp__spans_fini(&m);
 }
 
+/* Lists made of a few sorted runs back to back (how the model unions its
+ * threads) are merged run by run; from 17 runs on they are radix sorted. The
+ * answer must not depend on the path: compare with the same spans added in
+ * reverse order (one descending list, always radix sorted). */
+static void test_intervals_few_sorted_runs(void)
+{
+    for (int runs = 1; runs <= 20; runs++) {
+        sp__spans s, rev;
+        sp__spans_init(&s);
+        sp__spans_init(&rev);
+        for (int r = 0; r < runs; r++) {
+            int64_t t = (int64_t)rnd(50);
+            for (int i = 0, len = 100 + (int)rnd(200); i < len; i++) {
+                t += (int64_t)rnd(30);
+                sp__spans_add(&s, t, t + (int64_t)rnd(40));
+            }
+        }
+        for (size_t i = s.n; i-- > 0;) sp__spans_add(&rev, s.v[i].start, s.v[i].end);
+        CHECK_EQ(sp__spans_distinct(&rev), sp__spans_distinct(&s));
+        sp__spans_merge(&s);
+        sp__spans_merge(&rev);
+        CHECK(is_merged(&s));
+        CHECK(same_spans(&s, &rev));
+        sp__spans_fini(&s);
+        sp__spans_fini(&rev);
+    }
+}
+
 static void test_intervals_distinct(void)
 {
     static const int64_t in[] = {5, 9, 1, 2, 5, 9, 5, 8, 1, 2, 3, 3, 3, 3};
@@ -624,6 +652,7 @@ int main(void)
     RUN_TEST(test_intervals_subtract_span_covering_several);
     RUN_TEST(test_intervals_random_against_brute_force);
     RUN_TEST(test_intervals_large_sort_with_duplicates);
+    RUN_TEST(test_intervals_few_sorted_runs);
     RUN_TEST(test_intervals_distinct);
     RUN_TEST(test_intervals_allocation_failure_small);
     RUN_TEST(test_intervals_allocation_failure_falls_back_to_heap_sort);
