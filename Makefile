@@ -47,11 +47,10 @@ test-asan: asan
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 		ctest --output-on-failure -j $(JOBS)
 
+# Runs every benchmark and rewrites the generated table in docs/performance.md.
 bench: build
-	$(BUILD)/bench/bench_record
-	$(BUILD)/bench/bench_summary
-	$(BUILD)/bench/bench_scaling
-	$(BUILD)/bench/bench_export
+	STEPPROF_INSTALL_ONLY=1 sh python/test.sh
+	python3 bench/report.py --build $(BUILD) --doc docs/performance.md
 
 # Rewrites tests/golden/ from the current output; review `git diff tests/golden` before committing.
 golden: build

@@ -251,7 +251,6 @@ int main(void)
     printf("metric result_bytes_per_event %.2f bytes\n", mem_bpe);
     printf("metric result_used_bytes_per_event %.2f bytes\n", used / ev);
     printf("metric rss_delta_stop_bytes_per_event %.2f bytes\n", rss_delta / ev);
-    printf("metric protobuf_events_per_s n/a events/s\n");
     printf("metric wall_s %.2f s\n", now_s() - wall0);
     if (failures) printf("FAILED: %d calls returned an error\n", failures);
     sp_result_release(r);

@@ -111,6 +111,11 @@ static void row(const char *name, stats s, double base, const char *vs)
     printf("\n");
 }
 
+static void metric(const char *name, stats s)
+{
+    printf("metric %s %.3f ns min %.3f max %.3f\n", name, s.median, s.min, s.max);
+}
+
 int main(void)
 {
     stats empty = measure(run_empty, 0);
@@ -153,5 +158,16 @@ int main(void)
            tsc.median - empty.median);
     printf("record pair / (clock x2):    %6.2fx\n",
            (rec.median - empty.median) / (clk.median - empty.median));
+    /* For bench/report.py: metric <name> <median> <unit> [min <v> max <v>]. */
+    metric("empty_loop_ns", empty);
+    metric("closed_pair_loop_ns", closed);
+    metric("timer_only_pair_loop_ns", timer_only);
+    metric("tsc2_loop_ns", tsc);
+    metric("clock2_loop_ns", clk);
+    metric("record_pair_loop_ns", rec);
+    printf("metric record_pair_over_tsc2 %.3f x\n",
+           (rec.median - empty.median) / (tsc.median - empty.median));
+    printf("metric closed_minus_empty_ns %.3f ns\n", closed.median - empty.median);
+    printf("metric timer_only_minus_empty_ns %.3f ns\n", timer_only.median - empty.median);
     return 0;
 }

@@ -266,6 +266,11 @@ int main(void)
     printf("\nsummary / model: %.2fx\n", summary.median / model.median);
     printf("summary of %zuM events: %.2f s (target < 2 s)\n", events / 1000000, summary.median);
     if (failures) printf("FAILED: %d runs returned an error\n", failures);
+    printf("metric summary_events %zu events\n", events);
+    printf("metric summary_s %.4f s min %.4f max %.4f\n", summary.median, summary.min, summary.max);
+    printf("metric summary_events_per_s %.0f events/s\n", (double)events / summary.median);
+    printf("metric model_s %.4f s min %.4f max %.4f\n", model.median, model.min, model.max);
+    printf("metric summary_floor_s %.4f s\n", floor.median);
     sp__result_free(r);
     fclose(devnull);
     return failures ? 1 : 0;

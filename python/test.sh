@@ -3,7 +3,7 @@
 # in build/python-venv (once), puts pip, setuptools and pytest from PyPI in it
 # (once), installs the package with `pip install .` (objects in build/python
 # are reused, so a rerun compiles only what changed), then runs the pytest
-# suite in tests/python. Works from a fresh clone; as root on Debian it
+# suite in tests/python (not with STEPPROF_INSTALL_ONLY=1). Works from a fresh clone; as root on Debian it
 # installs python3-venv and python3-dev when they are missing.
 set -eu
 PYTHON=${PYTHON:-python3}
@@ -35,4 +35,6 @@ if [ ! -f "$VENV/.stepprof-tools" ]; then
     touch "$VENV/.stepprof-tools"
 fi
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps .
+# make bench only needs the package installed.
+[ "${STEPPROF_INSTALL_ONLY:-0}" = 1 ] && exit 0
 exec "$VENV/bin/python" -m pytest -q tests/python "$@"
