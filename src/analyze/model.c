@@ -119,6 +119,31 @@ static void pick_t(sp__model *m) {
   m->T = any && hi > lo ? hi - lo : 0;
 }
 
+/* Calls fn for each node of t in §5.4 first-seen order: depth first from
+ * the root, children pushed in start order, so the last-starting child is
+ * visited first. stack holds t->count slots. */
+#define FOR_EACH_FIRST_SEEN(t, stack, nd, body)                                \
+  do {                                                                         \
+    size_t sp_ = 0;                                                            \
+    for (int32_t c_ = (t)->first_root; c_ >= 0; c_ = (t)->nodes[c_].next_sibling) \
+      (stack)[sp_++] = c_;                                                     \
+    while (sp_ > 0) {                                                          \
+      int32_t idx_ = (stack)[--sp_];                                           \
+      const sp__node *nd = &(t)->nodes[idx_];                                  \
+      body;                                                                    \
+      for (int32_t c_ = nd->first_child; c_ >= 0; c_ = (t)->nodes[c_].next_sibling) \
+        (stack)[sp_++] = c_;                                                   \
+    }                                                                          \
+  } while (0)
+
+/* Records the visit order once; without memory, visits walk the tree. */
+static void plan_visit(sp__thread_model *t, int32_t *stack) {
+  if (t->count == 0 || !(t->order = sp__alloc(sizeof *t->order * t->count)))
+    return;
+  size_t k = 0;
+  FOR_EACH_FIRST_SEEN(t, stack, nd, t->order[k++] = (int32_t)(nd - t->nodes));
+}
+
 int sp__model_build(sp__model *m, const sp_result *r) {
   sp__spans local[SP_EVENT_TYPE_COUNT];
   memset(m, 0, sizeof *m);
@@ -156,6 +181,8 @@ int sp__model_build(sp__model *m, const sp_result *r) {
   }
   if (r && sp__model_add_gpu(m) != 0)
     goto fail;
+  for (size_t t = 0; t < nthreads; t++)
+    plan_visit(&m->threads[t], m->stack);
   for (int ty = 0; ty < SP_EVENT_TYPE_COUNT; ty++) {
     sp__spans_merge(&m->cpu_ranges[ty]);
     m->cpu_sum[ty] = sp__spans_length(&m->cpu_ranges[ty]);
@@ -173,8 +200,10 @@ fail:
 void sp__model_fini(sp__model *m) {
   if (!m)
     return;
-  for (size_t t = 0; t < m->thread_count; t++)
+  for (size_t t = 0; t < m->thread_count; t++) {
     sp__free(m->threads[t].nodes);
+    sp__free(m->threads[t].order);
+  }
   sp__free(m->threads);
   for (int ty = 0; ty < SP_EVENT_TYPE_COUNT; ty++)
     sp__spans_fini(&m->cpu_ranges[ty]);
@@ -194,20 +223,16 @@ void sp__model_fini(sp__model *m) {
 void sp__model_visit(const sp__model *m, sp__visit_fn fn, void *ctx) {
   if (!m || m->failed)
     return;
-  /* Every node is pushed once, so a thread needs at most count slots, and
-   * the stack has one per event of the largest thread. */
-  int32_t *stack = m->stack;
   for (size_t t = 0; t < m->thread_count; t++) {
     const sp__thread_model *tm = &m->threads[t];
-    size_t sp = 0;
-    for (int32_t c = tm->first_root; c >= 0; c = tm->nodes[c].next_sibling)
-      stack[sp++] = c;
-    while (sp > 0) {
-      const sp__node *nd = &tm->nodes[stack[--sp]];
-      fn(ctx, tm, nd);
-      for (int32_t c = nd->first_child; c >= 0; c = tm->nodes[c].next_sibling)
-        stack[sp++] = c;
+    if (tm->order) {
+      for (size_t k = 0; k < tm->count; k++)
+        fn(ctx, tm, &tm->nodes[tm->order[k]]);
+      continue;
     }
+    /* Every node is pushed once, so the stack (one slot per event of the
+     * largest thread) is enough. */
+    FOR_EACH_FIRST_SEEN(tm, m->stack, nd, fn(ctx, tm, nd));
   }
 }
 

@@ -53,6 +53,8 @@ typedef struct sp__thread_model {
     sp__node *nodes;
     size_t count;
     int32_t first_root; /* roots linked by next_sibling in start order; -1 = none */
+    int32_t *order;     /* the nodes in sp__model_visit's order, computed once
+                           (several tables visit); NULL: walk the tree */
     /* GPU time of the whole thread (its root): every node's and every
      * root-level runtime call's device work; the §9 fallback denominators. */
     int64_t root_gpu, root_ggpu;
