@@ -3,6 +3,8 @@
 # they need first (scripts/ensure-deps.sh). The real build is CMake.
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 5
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 DEMO_OUT   ?= $(BUILD)/demo/profiler_log
 DEMO_ARGS  ?= --workers 0
@@ -27,7 +29,7 @@ demo: build
 	@echo "Open the trace in https://ui.perfetto.dev (Open trace file) or chrome://tracing."
 	@echo "Compare data loading on worker threads: make demo DEMO_ARGS='--workers 4'"
 
-test: test-default test-asan test-python
+test: test-default test-asan test-python test-fuzz
 
 test-default: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -47,6 +49,28 @@ test-asan: asan
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 		ctest --output-on-failure -j $(JOBS)
 
+# libFuzzer targets of the loaders (tests/fuzz), built with clang, each run for
+# FUZZ_SECONDS from the seeds in tests/fuzz/seeds and tests/data. New inputs go
+# to $(FUZZ_BUILD)/corpus-*, crashes to $(FUZZ_BUILD)/crash-*.
+.PHONY: fuzz test-fuzz
+$(FUZZ_BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DSP_FUZZ=ON \
+		-DSP_BUILD_TESTS=OFF -DSP_BUILD_EXAMPLES=OFF -DSP_BUILD_BENCH=OFF $(CMAKE_ARGS)
+
+fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_load_pb fuzz_load_json
+
+test-fuzz: fuzz
+	@for t in pb json; do \
+		mkdir -p $(FUZZ_BUILD)/corpus-$$t && \
+		echo "== fuzz_load_$$t for $(FUZZ_SECONDS) s" && \
+		$(FUZZ_BUILD)/tests/fuzz/fuzz_load_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+			-rss_limit_mb=2048 -max_len=65536 -print_final_stats=0 \
+			-artifact_prefix=$(FUZZ_BUILD)/crash-$$t- $(FUZZ_BUILD)/corpus-$$t tests/fuzz/seeds tests/data \
+			2>$(FUZZ_BUILD)/fuzz-$$t.log || { tail -40 $(FUZZ_BUILD)/fuzz-$$t.log; exit 1; }; \
+		tail -1 $(FUZZ_BUILD)/fuzz-$$t.log; \
+	done
+
 # Runs every benchmark and rewrites the generated table in docs/performance.md.
 bench: build
 	STEPPROF_INSTALL_ONLY=1 sh python/test.sh
@@ -61,4 +85,4 @@ install: build
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -3,10 +3,15 @@
 The extension compiles the core's sources (src/**/*.c, found at build time,
 so new core files need no change here) together with python/_stepprof/*.c,
 with the flags and definitions of CMakeLists.txt. Objects go to
-build/python/, beside CMake's build tree rather than in it.
+build/python/, beside CMake's build tree rather than in it. The protobuf
+message code is generated from src/export/nodetree.proto by protoc-c into
+build/python/gen (Debian: protobuf-c-compiler, libprotobuf-c-dev), as the
+CMake build does; it is never committed.
 """
 import glob
 import os
+import shutil
+import subprocess
 
 from setuptools import Extension, setup
 
@@ -17,9 +22,28 @@ def rel(pattern):
     return sorted(os.path.relpath(p, HERE) for p in glob.glob(os.path.join(HERE, pattern), recursive=True))
 
 
-core_sources = rel("src/**/*.c")
+GEN_DIR = os.path.join("build", "python", "gen")
+
+
+def generate_protobuf():
+    """Runs protoc-c on nodetree.proto when the generated code is missing or older."""
+    proto = os.path.join(HERE, "src", "export", "nodetree.proto")
+    out_c = os.path.join(HERE, GEN_DIR, "nodetree.pb-c.c")
+    if os.path.exists(out_c) and os.path.getmtime(out_c) >= os.path.getmtime(proto):
+        return
+    protoc = shutil.which("protoc-c")
+    if not protoc:
+        raise SystemExit("stepprof: protoc-c not found; run: apt-get install -y protobuf-c-compiler "
+                         "libprotobuf-c-dev")
+    os.makedirs(os.path.join(HERE, GEN_DIR), exist_ok=True)
+    subprocess.check_call([protoc, "--c_out=" + os.path.join(HERE, GEN_DIR),
+                           "--proto_path=" + os.path.join(HERE, "src", "export"), proto])
+
+
+generate_protobuf()
+core_sources = rel("src/**/*.c") + [os.path.join(GEN_DIR, "nodetree.pb-c.c")]
 ext_sources = rel("python/_stepprof/*.c")
-private_dirs = sorted({os.path.dirname(p) for p in core_sources})
+private_dirs = sorted({os.path.dirname(p) for p in core_sources})  # GEN_DIR included
 
 core = Extension(
     "stepprof._core",
@@ -31,7 +55,7 @@ core = Extension(
         "-std=c11", "-Wall", "-Wextra", "-Wshadow", "-Wstrict-prototypes",
         "-Wmissing-prototypes", "-fvisibility=hidden", "-ftls-model=initial-exec",
     ],
-    libraries=["z", "m"],
+    libraries=["z", "protobuf-c", "m"],
     extra_link_args=["-pthread"],
     depends=rel("src/**/*.h") + rel("include/**/*.h") + rel("python/_stepprof/*.h"),
 )

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Checks the build and test dependencies of stepprof and installs the missing
 # ones with apt-get when running as root; otherwise prints the exact command.
-# Debian packages: a C compiler, make, cmake, pkg-config, zlib, python3.
+# Debian packages: a C compiler, make, cmake, pkg-config, zlib, python3,
+# protobuf-c (library and protoc-c, for saved results) and clang with its
+# runtime libraries (the libFuzzer targets of tests/fuzz).
 set -u
 missing=""
 need() { # need PACKAGE TEST-COMMAND...
@@ -15,6 +17,11 @@ need cmake have cmake
 need pkg-config have pkg-config
 need python3 have python3
 need zlib1g-dev test -f /usr/include/zlib.h
+need libprotobuf-c-dev test -f /usr/include/protobuf-c/protobuf-c.h
+need protobuf-c-compiler have protoc-c
+need clang have clang
+need libclang-rt-dev sh -c 'ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a'
+
 if [ -z "$missing" ]; then
     exit 0
 fi

@@ -54,7 +54,8 @@ extern "C" {
     X(SP_ESTATE, -4, "not allowed in the profiler's current state")            \
     X(SP_EBUSY, -5, "another profiler holds the tracers")                      \
     X(SP_ENODATA, -6, "no result to act on")                                   \
-    X(SP_ENOTSUP, -7, "not supported")
+    X(SP_ENOTSUP, -7, "not supported")                                         \
+    X(SP_EFORMAT, -8, "malformed input file")
 
 typedef enum sp_status {
 #define SP__STATUS_ENUM(name, value, text) name = value,
@@ -524,7 +525,10 @@ SP_API uint64_t sp_profiler_misuse_count(const sp_profiler *prof);
 typedef enum sp_format {
     SP_FORMAT_AUTO = 0, /* from the path: ".gz" -> JSON_GZ, otherwise JSON */
     SP_FORMAT_JSON,     /* Chrome-trace JSON (Kineto dialect) */
-    SP_FORMAT_JSON_GZ   /* the same, gzip-compressed */
+    SP_FORMAT_JSON_GZ,  /* the same, gzip-compressed */
+    SP_FORMAT_PROTOBUF  /* paddle's NodeTreesProto (.paddle_trace.pb), as
+                           sp_result_export_protobuf writes it; never chosen by
+                           AUTO when exporting */
 } sp_format;
 
 /* Writes the most recent result to path (paddle's Profiler.export). The file
@@ -624,6 +628,53 @@ SP_API uint32_t sp_result_span_index(const sp_result *result);
  * Errors: SP_ENODATA if result is NULL, SP_EINVAL, SP_ENOMEM, SP_EIO.
  * Threads: any. */
 SP_API sp_status sp_result_export(const sp_result *result, const char *path, sp_format format);
+
+/* Writes a result as paddle's NodeTreesProto (trace-format.md §11), the
+ * format of paddle.profiler's export_protobuf: paddle's load_profiler_result
+ * reads it, and sp_result_load reads it back with everything it holds
+ * (stepprof's additions are optional fields paddle skips). The file is
+ * written to a temporary name and renamed. Memory stays bounded by one
+ * event node, whatever the trace's size.
+ * Errors: SP_ENODATA if result is NULL, SP_EINVAL (empty path), SP_ENOMEM,
+ * SP_EIO.
+ * Threads: any. */
+SP_API sp_status sp_result_export_protobuf(const sp_result *result, const char *path);
+
+/* Progress of a long load: bytes read so far of total (0 when unknown,
+ * e.g. gzip input). */
+typedef void (*sp_progress_fn)(uint64_t done_bytes, uint64_t total_bytes, void *user);
+
+typedef struct sp_load_options {
+    /* SP_FORMAT_AUTO (the default) tells the format from the file's first
+     * bytes: gzip -> JSON_GZ, '{' or '[' -> JSON, otherwise PROTOBUF. */
+    sp_format format;
+    /* Called every few megabytes and at the end; NULL for none. */
+    sp_progress_fn progress;
+    void *progress_user;
+} sp_load_options;
+
+/* Fills opts with the defaults. Threads: any. */
+SP_API void sp_load_options_init(sp_load_options *opts);
+
+/* Reads a saved result: a NodeTreesProto file written by stepprof or by
+ * paddle.profiler's export_protobuf, or a Chrome-trace JSON file (plain or
+ * gzip) written by stepprof. The result is accepted by every table and
+ * exporter as a live one is. What a format cannot carry is lost: the JSON
+ * keeps host ranges, instants, counter samples, memory events (peaks become
+ * running maxima, places become "Place(cpu)" / "Place(gpu:N)") and the span's
+ * counters, not GPU records or per-thread drop counts; paddle files lose
+ * kernel launch details, input shapes and call stacks (stepprof keeps no
+ * field for them yet). The JSON is parsed as a stream, so memory stays near
+ * that of the result. Times outside [0, 2^62] ns are clamped and non-finite
+ * counter values become 0, so any file gives a result the tables can use.
+ * opts may be NULL for the defaults.
+ * On success *out holds one reference (owned: pair with sp_result_release).
+ * Errors: SP_EINVAL (NULL path or out, unknown format), SP_EIO (cannot open
+ * or read; the message names the file), SP_EFORMAT (the content is not a
+ * valid file of that format: truncated, corrupt, nested too deep; the
+ * message names the file and the byte offset), SP_ENOMEM.
+ * Threads: any. */
+SP_API sp_status sp_result_load(const char *path, const sp_load_options *opts, sp_result **out);
 
 /* Keeps a result alive past the profiler's next span or its destruction.
  * Returns result (owned: pair with sp_result_release). Threads: any. */

@@ -38,7 +38,27 @@ static PyObject *event_type_name(PyObject *mod, PyObject *arg)
     return PyUnicode_FromString(sp_event_type_name((sp_event_type)v));
 }
 
+/* load(path) -> Result: a result saved as .pb (stepprof or paddle) or as
+ * stepprof's Chrome-trace JSON. */
+static PyObject *load(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    PyObject *path;
+    if (!PyArg_ParseTuple(args, "O&:load", PyUnicode_FSConverter, &path)) return NULL;
+    sp_result *r = NULL;
+    sp_status s;
+    Py_BEGIN_ALLOW_THREADS
+    s = sp_result_load(PyBytes_AS_STRING(path), NULL, &r);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(path);
+    if (s != SP_OK) return spx_raise(s);
+    PyObject *wrapped = spx_result_wrap(r); /* retains */
+    sp_result_release(r);
+    return wrapped;
+}
+
 static PyMethodDef module_methods[] = {
+    {"load", load, METH_VARARGS, "load(path): a saved result (.pb or stepprof's .json / .json.gz)."},
     {"_check_handler", check_handler, METH_VARARGS, "_check_handler(kind, dir, worker, gzip)"},
     {"is_recording", is_recording, METH_NOARGS, "True while some profiler records ranges."},
     {"event_type_name", event_type_name, METH_O, "paddle's name of a TracerEventType value."},
@@ -76,7 +96,8 @@ PyMODINIT_FUNC PyInit__core(void)
         PyModule_AddStringConstant(m, "CORE_VERSION", SP_VERSION_STRING) < 0 ||
         PyModule_AddIntConstant(m, "FORMAT_AUTO", SP_FORMAT_AUTO) < 0 ||
         PyModule_AddIntConstant(m, "FORMAT_JSON", SP_FORMAT_JSON) < 0 ||
-        PyModule_AddIntConstant(m, "FORMAT_JSON_GZ", SP_FORMAT_JSON_GZ) < 0) {
+        PyModule_AddIntConstant(m, "FORMAT_JSON_GZ", SP_FORMAT_JSON_GZ) < 0 ||
+        PyModule_AddIntConstant(m, "FORMAT_PROTOBUF", SP_FORMAT_PROTOBUF) < 0) {
         Py_DECREF(m);
         return NULL;
     }

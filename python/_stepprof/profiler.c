@@ -322,7 +322,13 @@ static PyObject *pr_export(PyObject *self, PyObject *args)
     sp_status s;
     char msg[512] = "";
     Py_BEGIN_ALLOW_THREADS
-    s = sp_profiler_export(SELF->prof, PyBytes_AS_STRING(path_obj), (sp_format)format);
+    /* sp_profiler_export writes JSON; the protobuf goes through the result
+     * (without a result, sp_profiler_export gives the usual ENODATA text). */
+    const sp_result *result = sp_profiler_result(SELF->prof);
+    if (format == SP_FORMAT_PROTOBUF && result)
+        s = sp_result_export_protobuf(result, PyBytes_AS_STRING(path_obj));
+    else
+        s = sp_profiler_export(SELF->prof, PyBytes_AS_STRING(path_obj), (sp_format)format);
     if (s != SP_OK) snprintf(msg, sizeof msg, "%s", sp_last_error());
     Py_END_ALLOW_THREADS
     SELF->busy = was_busy;

@@ -195,7 +195,8 @@ static PyObject *rs_export(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "O&i:export", PyUnicode_FSConverter, &path, &format)) return NULL;
     sp_status s;
     Py_BEGIN_ALLOW_THREADS
-    s = sp_result_export(SELF->result, PyBytes_AS_STRING(path), (sp_format)format);
+    s = format == SP_FORMAT_PROTOBUF ? sp_result_export_protobuf(SELF->result, PyBytes_AS_STRING(path))
+                                     : sp_result_export(SELF->result, PyBytes_AS_STRING(path), (sp_format)format);
     Py_END_ALLOW_THREADS
     Py_DECREF(path);
     if (s != SP_OK) return spx_raise(s);

@@ -16,6 +16,7 @@ PyObject *spx_raise(sp_status status)
     case SP_EINVAL: type = PyExc_ValueError; break;
     case SP_ENOMEM: type = PyExc_MemoryError; break;
     case SP_EIO: type = PyExc_OSError; break;
+    case SP_EFORMAT: type = PyExc_ValueError; break;
     case SP_ENOTSUP: type = PyExc_NotImplementedError; break;
     default: type = PyExc_RuntimeError; break;
     }

@@ -95,12 +95,56 @@ def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False):
     return TraceHandler("tensorboard", dir_name, worker_name, use_gzip)
 
 
-PB_UNAVAILABLE = ("the protobuf (.pb) format is not available in this version of stepprof; "
-                  "use export_chrome_tracing (Chrome-trace JSON) instead")
+class ProtobufHandler:
+    """paddle's export_protobuf handler: each span goes to
+    <dir_name>/<worker>_time_<YYYY_MM_DD_HH_MM_SS_ffffff>.paddle_trace.pb
+    (paddle's NodeTreesProto, which load_profiler_result and `stepprof`
+    read). It runs inside step()/stop() on the calling thread, like any
+    Python on_trace_ready; the directory is created at once."""
+
+    __slots__ = ("dir_name", "worker_name")
+
+    def __init__(self, dir_name, worker_name=None):
+        if not isinstance(dir_name, (str, bytes, os.PathLike)):
+            raise TypeError(f"dir_name must be a str or path, not {type(dir_name).__name__}")
+        if worker_name is not None and not isinstance(worker_name, str):
+            raise TypeError(f"worker_name must be a str or None, not {type(worker_name).__name__}")
+        self.dir_name = os.fsdecode(os.fspath(dir_name))
+        if not self.dir_name:
+            raise ValueError("dir_name must not be empty")
+        self.worker_name = worker_name
+        try:
+            os.makedirs(self.dir_name, exist_ok=True)
+        except OSError as e:
+            raise OSError(f"Can not create directory '{self.dir_name}' for saving profiling "
+                          f"results.") from e
+
+    def __repr__(self):
+        return f"ProtobufHandler({self.dir_name!r}, {self.worker_name!r})"
+
+    def _path(self):
+        now_ns = time.time_ns()
+        sep = "" if self.dir_name.endswith("/") else "/"
+        worker = _sanitized(self.worker_name if self.worker_name is not None
+                            else f"host_{socket.gethostname()}pid_{os.getpid()}")
+        stamp = time.strftime("%Y_%m_%d_%H_%M_%S", time.localtime(now_ns // 10**9))
+        micros = (now_ns // 1000) % 10**6
+        return f"{self.dir_name}{sep}{worker}_time_{stamp}_{micros:06d}.paddle_trace.pb"
+
+    def __call__(self, prof):
+        """Writes prof's latest result now; returns the file's path (None
+        when there is no result yet)."""
+        if prof.get_result() is None:
+            return None
+        os.makedirs(self.dir_name, exist_ok=True)
+        path = self._path()
+        prof.export(path, "pb")
+        prof._last_trace_path = path
+        return path
 
 
 def export_protobuf(dir_name, worker_name=None):
-    """paddle's export_protobuf. The .pb writer is not built yet, so this
-    raises NotImplementedError at once rather than after a training run."""
-    del dir_name, worker_name
-    raise NotImplementedError(PB_UNAVAILABLE)
+    """paddle's export_protobuf: each span goes to
+    <dir_name>/<worker>_time_<YYYY_MM_DD_HH_MM_SS_ffffff>.paddle_trace.pb;
+    worker_name defaults to host_<hostname>pid_<pid>."""
+    return ProtobufHandler(dir_name, worker_name)

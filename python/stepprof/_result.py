@@ -2,6 +2,7 @@
 tree (EventNode) and the summary tables as data (SummaryTable). Everything
 comes from the C result's accessors, never from parsing printed text."""
 import collections
+import os
 import sys
 
 from . import _core
@@ -14,21 +15,18 @@ Event = collections.namedtuple("Event", "name type flags start_ns end_ns parent 
 
 FLAG_INSTANT, FLAG_COUNTER, FLAG_UNCLOSED, FLAG_OVERLAP = 1, 2, 4, 8
 
-_FORMATS = {"json": _core.FORMAT_AUTO, "json.gz": _core.FORMAT_JSON_GZ, "gz": _core.FORMAT_JSON_GZ}
+_FORMATS = {"json": _core.FORMAT_AUTO, "json.gz": _core.FORMAT_JSON_GZ, "gz": _core.FORMAT_JSON_GZ,
+            "pb": _core.FORMAT_PROTOBUF}
 
 
 def format_code(format):
     """Maps export()'s format string to the core's sp_format."""
     if not isinstance(format, str):
         raise TypeError(f"format must be a str, not {type(format).__name__}")
-    if format == "pb":
-        from ._handlers import PB_UNAVAILABLE
-        raise NotImplementedError(PB_UNAVAILABLE)
     try:
         return _FORMATS[format]
     except KeyError:
-        raise ValueError(f"format must be 'json' or 'json.gz' ('pb' is not available yet), "
-                         f"got {format!r}") from None
+        raise ValueError(f"format must be 'json', 'json.gz' or 'pb', got {format!r}") from None
 
 
 class EventNode:
@@ -198,13 +196,17 @@ class ProfilerResult:
 
     def export(self, path, format="json"):
         """Writes the span as Chrome-trace JSON (gzip for "json.gz" or a
-        path ending in .gz). The file appears whole (temporary + rename)."""
+        path ending in .gz; "pb" for paddle's protobuf). The file appears whole
+        (temporary + rename)."""
         self._r.export(path, format_code(format))
 
 
 def load_profiler_result(file_name):
-    """paddle's load_profiler_result reads the .pb files of export_protobuf,
-    which this version cannot write yet."""
-    del file_name
-    from ._handlers import PB_UNAVAILABLE
-    raise NotImplementedError(PB_UNAVAILABLE)
+    """paddle's load_profiler_result: reads a result saved by export_protobuf
+    or export(path, "pb") (stepprof's or paddle's .pb files), or stepprof's
+    Chrome-trace JSON (.json, .json.gz), as a ProfilerResult whose summary()
+    and tables work as on a live one. Raises OSError when the file cannot be
+    read and ValueError when it is not a valid trace."""
+    if not isinstance(file_name, (str, bytes, os.PathLike)):
+        raise TypeError(f"file_name must be a str or path, not {type(file_name).__name__}")
+    return ProfilerResult(_core.load(os.fsdecode(os.fspath(file_name))))

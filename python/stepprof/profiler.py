@@ -150,7 +150,7 @@ class Profiler(_core.Profiler):
 
     def export(self, path="", format="json"):
         """Writes the most recent span to path ("json"; "json.gz" or a path
-        ending in .gz for gzip; "pb" is not available yet). Repeatable."""
+        ending in .gz for gzip; "pb" for paddle's protobuf). Repeatable."""
         code = format_code(format)
         if not path:
             raise ValueError("export() needs a file path")

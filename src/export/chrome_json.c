@@ -457,6 +457,8 @@ sp_status sp__export(const sp_result *r, const char *path, sp_format format)
         return write_trace(r, path, 0);
     case SP_FORMAT_JSON_GZ:
         return write_trace(r, path, 1);
+    case SP_FORMAT_PROTOBUF:
+        return sp__export_protobuf(r, path);
     }
     return sp__fail(SP_EINVAL, "export: unknown format %d", (int)format);
 }

@@ -21,6 +21,9 @@ sp_status sp__out_commit(sp__out *o);
 /* Abandons the file; frees o. */
 void sp__out_abort(sp__out *o);
 
+/* Writes r to path as paddle's NodeTreesProto (protobuf.c). */
+sp_status sp__export_protobuf(const sp_result *r, const char *path);
+
 /* Writes r to path in format (AUTO picks by suffix). */
 sp_status sp__export(const sp_result *r, const char *path, sp_format format);
 

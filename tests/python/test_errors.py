@@ -97,14 +97,18 @@ def test_summary_rejects_bad_options():
         prof.summary(views="all")
 
 
-def test_protobuf_is_not_available_yet():
-    with pytest.raises(NotImplementedError, match="pb"):
-        profiler.export_protobuf("./pb")
-    with pytest.raises(NotImplementedError, match="pb"):
-        profiler.load_profiler_result("x.pb")
+def test_protobuf_bad_arguments():
+    with pytest.raises(TypeError):
+        profiler.export_protobuf(42)
+    with pytest.raises(TypeError):
+        profiler.load_profiler_result(None)
+    with pytest.raises(OSError):
+        profiler.load_profiler_result("missing.pb")
+    with open("junk.pb", "wb") as f:
+        f.write(b"\x1a\xff\xff\xff\xff\x0f")
+    with pytest.raises(ValueError, match="junk.pb"):
+        profiler.load_profiler_result("junk.pb")
     prof = _profiled()
-    with pytest.raises(NotImplementedError, match="pb"):
-        prof.export("x.pb", "pb")
     with pytest.raises(ValueError):
         prof.export("x.json", "xml")
 

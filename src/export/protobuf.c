@@ -1,0 +1,543 @@
+/* protobuf.c: writes a result as paddle's NodeTreesProto (trace-format.md
+ * §11), the format of paddle.profiler's export_protobuf, so that paddle's
+ * load_profiler_result and stepprof's loader read it back.
+ *
+ * The file streams out through sp__out: the root message's small fields are
+ * packed by protobuf-c as one NodeTreesProto without thread trees, then each
+ * thread tree is appended as field 3, itself a ThreadNodeTreeProto header
+ * followed by its host nodes (field 2), each packed by protobuf-c. Protobuf
+ * merges repeated fields that appear apart, so readers see one message. A
+ * node is packed twice (once to size its thread's tree, once to write it),
+ * and memory stays bounded by one node, not the trace.
+ *
+ * Host nodes are written in pre-order (the result's event order): id =
+ * event index + 1, parentid = parent's id, the root (id 0, parentid -1)
+ * first. Paddle writes breadth-first; its reader rebuilds the tree from the
+ * ids, so any order is read alike. Every field paddle declares required is
+ * written, stepprof's additions only when they differ from the default. */
+#include "export.h"
+#include "protobuf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void *pb_alloc(void *data, size_t size)
+{
+    (void)data;
+    return sp__alloc(size ? size : 1);
+}
+
+static void pb_free(void *data, void *ptr)
+{
+    (void)data;
+    sp__free(ptr);
+}
+
+ProtobufCAllocator sp__pb_allocator = {pb_alloc, pb_free, NULL};
+
+/* Per-thread lists of the items attached to each host node: items of node k
+ * (0 = the root, k = event k - 1) are order[offsets[k] .. offsets[k + 1]). */
+typedef struct index {
+    uint32_t *offsets;
+    uint32_t *order;
+} index;
+
+typedef struct writer {
+    sp__out *out;
+    sp__buf *b;
+    const sp_result *r;
+    const sp__thread *t; /* thread being written, NULL for the synthetic thread 0 */
+    uint64_t tid;
+    index runtimes, mems;
+    uint32_t *dev_offsets, *dev_order; /* devices of each runtime of the thread */
+    uint32_t *unattributed;            /* device indexes without a runtime call */
+    size_t unattributed_count;
+    int root_has_unattributed;
+    /* scratch messages of one node, reused */
+    sp__pb_runtime_node *rt_nodes;
+    sp__pb_runtime *rts;
+    sp__pb_runtime_node **rt_ptrs;
+    size_t rt_cap;
+    sp__pb_mem_node *mem_nodes;
+    sp__pb_mem *mem_events;
+    sp__pb_mem_node **mem_ptrs;
+    size_t mem_cap;
+    sp__pb_device_node *dev_nodes;
+    sp__pb_device *devs;
+    sp__pb_device_node **dev_ptrs;
+    Paddle__Platform__KernelEventInfoProto *kernels;
+    Paddle__Platform__MemcpyEventInfoProto *memcpys;
+    Paddle__Platform__MemsetEventInfoProto *memsets;
+    size_t dev_cap;
+    int failed;
+} writer;
+
+static void put_varint(sp__buf *b, uint64_t v)
+{
+    char bytes[10];
+    size_t n = 0;
+    while (v >= 0x80) {
+        bytes[n++] = (char)(v | 0x80);
+        v >>= 7;
+    }
+    bytes[n++] = (char)v;
+    sp__buf_append(b, bytes, n);
+}
+
+static size_t varint_size(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static void put_message(writer *w, const ProtobufCMessage *m, size_t size)
+{
+    if (sp__buf_reserve(w->b, size) != 0) return;
+    w->b->len += protobuf_c_message_pack(m, (uint8_t *)w->b->data + w->b->len);
+}
+
+/* Buckets n items by key (-1 = the root) into nodes + 1 lists. */
+static int build_index(index *ix, size_t nodes, size_t n, const void *items, size_t stride,
+                       size_t key_offset)
+{
+    ix->offsets = sp__alloc(sizeof *ix->offsets * (nodes + 3));
+    ix->order = sp__alloc(sizeof *ix->order * (n ? n : 1));
+    if (!ix->offsets || !ix->order) return -1;
+    const char *base = items;
+    for (size_t i = 0; i < n; i++) {
+        int32_t key;
+        memcpy(&key, base + i * stride + key_offset, sizeof key);
+        size_t k = key < 0 || (size_t)key >= nodes ? 0 : (size_t)key + 1;
+        ix->offsets[k + 2]++;
+    }
+    for (size_t k = 2; k < nodes + 3; k++) ix->offsets[k] += ix->offsets[k - 1];
+    for (size_t i = 0; i < n; i++) {
+        int32_t key;
+        memcpy(&key, base + i * stride + key_offset, sizeof key);
+        size_t k = key < 0 || (size_t)key >= nodes ? 0 : (size_t)key + 1;
+        ix->order[ix->offsets[k + 1]++] = (uint32_t)i;
+    }
+    return 0;
+}
+
+static void free_index(index *ix)
+{
+    sp__free(ix->offsets);
+    sp__free(ix->order);
+    memset(ix, 0, sizeof *ix);
+}
+
+/* Grows the scratch arrays: *cap items of each size in sizes. */
+static int grow(size_t *cap, size_t need, void **arrays[], const size_t sizes[], size_t count)
+{
+    if (need <= *cap) return 0;
+    size_t n = *cap ? *cap : 8;
+    while (n < need) n *= 2;
+    for (size_t i = 0; i < count; i++) {
+        void *p = sp__realloc(*arrays[i], sizes[i] * n);
+        if (!p) return -1;
+        *arrays[i] = p;
+    }
+    *cap = n;
+    return 0;
+}
+
+static void fill_device(writer *w, size_t slot, size_t d)
+{
+    const sp__device_rec *dev = &w->r->devices[d];
+    sp__pb_device *e = &w->devs[slot];
+    *e = (sp__pb_device)PADDLE__PLATFORM__DEVICE_TRACE_EVENT_PROTO__INIT;
+    e->name = (char *)sp__result_name(w->r, dev->name);
+    e->has_type = e->has_start_ns = e->has_end_ns = e->has_device_id = 1;
+    e->has_context_id = e->has_stream_id = e->has_correlation_id = 1;
+    e->type = dev->type;
+    e->start_ns = (uint64_t)dev->start_ns;
+    e->end_ns = (uint64_t)dev->end_ns;
+    e->device_id = dev->device;
+    e->context_id = dev->context;
+    e->stream_id = dev->stream;
+    e->correlation_id = dev->correlation;
+    e->has_stepprof_index = 1;
+    e->stepprof_index = d;
+    /* detail_info is set only for kernels, memcpys and memsets, as paddle does;
+     * stepprof keeps no launch details, so they are written as zeros. */
+    if (dev->type == SP_EVENT_KERNEL) {
+        Paddle__Platform__KernelEventInfoProto *k = &w->kernels[slot];
+        *k = (Paddle__Platform__KernelEventInfoProto)PADDLE__PLATFORM__KERNEL_EVENT_INFO_PROTO__INIT;
+        k->has_block_x = k->has_block_y = k->has_block_z = 1;
+        k->has_grid_x = k->has_grid_y = k->has_grid_z = 1;
+        k->has_dynamic_shared_memory = k->has_static_shared_memory = 1;
+        k->has_registers_per_thread = k->has_local_memory_per_thread = 1;
+        k->has_local_memory_total = k->has_queued = k->has_submitted = k->has_completed = 1;
+        k->has_blocks_per_sm = k->has_warps_per_sm = k->has_occupancy = 1;
+        e->detail_info_case = PADDLE__PLATFORM__DEVICE_TRACE_EVENT_PROTO__DETAIL_INFO_KERNEL_INFO;
+        e->kernel_info = k;
+    } else if (dev->type == SP_EVENT_MEMCPY) {
+        Paddle__Platform__MemcpyEventInfoProto *m = &w->memcpys[slot];
+        *m = (Paddle__Platform__MemcpyEventInfoProto)PADDLE__PLATFORM__MEMCPY_EVENT_INFO_PROTO__INIT;
+        m->has_num_bytes = 1;
+        m->num_bytes = dev->bytes;
+        m->copy_kind = m->src_kind = m->dst_kind = (char *)"";
+        e->detail_info_case = PADDLE__PLATFORM__DEVICE_TRACE_EVENT_PROTO__DETAIL_INFO_MEMCPY_INFO;
+        e->memcpy_info = m;
+    } else if (dev->type == SP_EVENT_MEMSET) {
+        Paddle__Platform__MemsetEventInfoProto *m = &w->memsets[slot];
+        *m = (Paddle__Platform__MemsetEventInfoProto)PADDLE__PLATFORM__MEMSET_EVENT_INFO_PROTO__INIT;
+        m->has_num_bytes = m->has_value = 1;
+        m->num_bytes = dev->bytes;
+        m->memory_kind = (char *)"";
+        e->detail_info_case = PADDLE__PLATFORM__DEVICE_TRACE_EVENT_PROTO__DETAIL_INFO_MEMSET_INFO;
+        e->memset_info = m;
+    }
+    w->dev_nodes[slot] = (sp__pb_device_node)PADDLE__PLATFORM__DEVICE_TRACE_EVENT_NODE_PROTO__INIT;
+    w->dev_nodes[slot].device_event = e;
+    w->dev_ptrs[slot] = &w->dev_nodes[slot];
+}
+
+static int reserve_devices(writer *w, size_t need)
+{
+    void **arrays[] = {(void **)&w->dev_nodes, (void **)&w->devs, (void **)&w->dev_ptrs,
+                       (void **)&w->kernels, (void **)&w->memcpys, (void **)&w->memsets};
+    const size_t sizes[] = {sizeof *w->dev_nodes, sizeof *w->devs, sizeof *w->dev_ptrs,
+                            sizeof *w->kernels, sizeof *w->memcpys, sizeof *w->memsets};
+    return grow(&w->dev_cap, need, arrays, sizes, 6);
+}
+
+/* Fills the runtime nodes of host node k (0 = root); devices are numbered
+ * across all of them in the shared scratch arrays. */
+static int fill_runtimes(writer *w, size_t k, size_t *count)
+{
+    size_t extra = k == 0 && w->root_has_unattributed ? 1 : 0;
+    size_t n = 0, devices = extra ? w->unattributed_count : 0;
+    if (w->t && w->t->runtime_count) {
+        n = w->runtimes.offsets[k + 1] - w->runtimes.offsets[k];
+        for (size_t j = w->runtimes.offsets[k]; j < w->runtimes.offsets[k + 1]; j++) {
+            uint32_t rt = w->runtimes.order[j];
+            devices += w->dev_offsets[rt + 1] - w->dev_offsets[rt];
+        }
+    }
+    void **arrays[] = {(void **)&w->rt_nodes, (void **)&w->rts, (void **)&w->rt_ptrs};
+    const size_t sizes[] = {sizeof *w->rt_nodes, sizeof *w->rts, sizeof *w->rt_ptrs};
+    if (grow(&w->rt_cap, n + extra, arrays, sizes, 3) != 0 || reserve_devices(w, devices) != 0)
+        return -1;
+    size_t slot = 0;
+    for (size_t i = 0; i < n + extra; i++) {
+        sp__pb_runtime *e = &w->rts[i];
+        sp__pb_runtime_node *node = &w->rt_nodes[i];
+        *e = (sp__pb_runtime)PADDLE__PLATFORM__CUDA_RUNTIME_TRACE_EVENT_PROTO__INIT;
+        *node = (sp__pb_runtime_node)PADDLE__PLATFORM__CUDA_RUNTIME_TRACE_EVENT_NODE_PROTO__INIT;
+        e->has_start_ns = e->has_end_ns = e->has_process_id = e->has_thread_id = 1;
+        e->has_correlation_id = e->has_callback_id = 1;
+        e->process_id = (uint64_t)w->r->meta.pid;
+        e->thread_id = w->tid;
+        size_t first = slot;
+        if (i < n) {
+            uint32_t idx = w->runtimes.order[w->runtimes.offsets[k] + i];
+            const sp__runtime *rt = &w->t->runtimes[idx];
+            e->name = (char *)sp__result_name(w->r, rt->name);
+            e->start_ns = (uint64_t)rt->start_ns;
+            e->end_ns = (uint64_t)rt->end_ns;
+            e->correlation_id = rt->correlation;
+            e->callback_id = rt->cbid;
+            if (rt->driver) {
+                e->has_stepprof_driver = 1;
+                e->stepprof_driver = 1;
+            }
+            for (uint32_t j = w->dev_offsets[idx]; j < w->dev_offsets[idx + 1]; j++)
+                fill_device(w, slot++, w->dev_order[j]);
+        } else {
+            e->name = (char *)SP__PB_UNATTRIBUTED;
+            e->start_ns = e->end_ns = (uint64_t)w->r->span_start_ns;
+            for (size_t j = 0; j < w->unattributed_count; j++) fill_device(w, slot++, w->unattributed[j]);
+        }
+        node->runtime_trace_event = e;
+        node->n_device_nodes = slot - first;
+        node->device_nodes = slot > first ? &w->dev_ptrs[first] : NULL;
+        w->rt_ptrs[i] = node;
+    }
+    *count = n + extra;
+    return 0;
+}
+
+static int fill_mems(writer *w, size_t k, size_t *count)
+{
+    size_t n = 0;
+    if (w->t && w->t->mem_count) n = w->mems.offsets[k + 1] - w->mems.offsets[k];
+    void **arrays[] = {(void **)&w->mem_nodes, (void **)&w->mem_events, (void **)&w->mem_ptrs};
+    const size_t sizes[] = {sizeof *w->mem_nodes, sizeof *w->mem_events, sizeof *w->mem_ptrs};
+    if (grow(&w->mem_cap, n, arrays, sizes, 3) != 0) return -1;
+    for (size_t i = 0; i < n; i++) {
+        const sp__mem_event *m = &w->t->mems[w->mems.order[w->mems.offsets[k] + i]];
+        sp__pb_mem *e = &w->mem_events[i];
+        *e = (sp__pb_mem)PADDLE__PLATFORM__MEM_TRACE_EVENT_PROTO__INIT;
+        e->has_timestamp_ns = e->has_type = e->has_addr = e->has_process_id = 1;
+        e->has_thread_id = e->has_increase_bytes = e->has_current_allocated = 1;
+        e->has_current_reserved = e->has_peak_allocated = e->has_peak_reserved = 1;
+        e->timestamp_ns = (uint64_t)m->ts_ns;
+        e->type = m->type;
+        e->addr = m->addr;
+        e->process_id = (uint64_t)w->r->meta.pid;
+        e->thread_id = w->tid;
+        e->increase_bytes = m->bytes;
+        e->place = (char *)sp__result_name(w->r, m->place);
+        e->current_allocated = m->current_allocated;
+        e->current_reserved = m->current_reserved;
+        e->peak_allocated = m->peak_allocated;
+        e->peak_reserved = m->peak_reserved;
+        w->mem_nodes[i] = (sp__pb_mem_node)PADDLE__PLATFORM__MEM_TRACE_EVENT_NODE_PROTO__INIT;
+        w->mem_nodes[i].mem_event = e;
+        w->mem_ptrs[i] = &w->mem_nodes[i];
+    }
+    *count = n;
+    return 0;
+}
+
+/* Builds host node k (0 = root, else event k - 1) in node/host. */
+static int fill_node(writer *w, size_t k, sp__pb_host_node *node, sp__pb_host *h)
+{
+    *node = (sp__pb_host_node)PADDLE__PLATFORM__HOST_TRACE_EVENT_NODE_PROTO__INIT;
+    *h = (sp__pb_host)PADDLE__PLATFORM__HOST_TRACE_EVENT_PROTO__INIT;
+    node->has_id = node->has_parentid = 1;
+    node->id = (int64_t)k;
+    h->has_type = h->has_start_ns = h->has_end_ns = h->has_process_id = h->has_thread_id = 1;
+    if (k == 0) {
+        node->parentid = -1;
+        h->name = (char *)SP__PB_ROOT_NAME;
+        h->type = SP_EVENT_USER_DEFINED;
+        h->end_ns = UINT64_MAX;
+    } else {
+        const sp__event *e = &w->t->events[k - 1];
+        node->parentid = e->parent < 0 ? 0 : (int64_t)e->parent + 1;
+        h->name = (char *)sp__result_name(w->r, e->name);
+        h->type = e->type;
+        if (e->type > SP_EVENT_PYTHON_USER_DEFINED) { /* paddle's enum ends at 14 */
+            h->type = SP_EVENT_OPERATOR_INNER;
+            h->has_stepprof_type = 1;
+            h->stepprof_type = e->type;
+        }
+        h->start_ns = (uint64_t)e->start_ns;
+        h->end_ns = (uint64_t)e->end_ns;
+        h->process_id = (uint64_t)w->r->meta.pid;
+        h->thread_id = w->tid;
+        uint32_t flags = e->flags & (SP_EVENT_FLAG_INSTANT | SP_EVENT_FLAG_COUNTER | SP_EVENT_FLAG_UNCLOSED);
+        if (flags) {
+            h->has_stepprof_flags = 1;
+            h->stepprof_flags = flags;
+        }
+        if (e->flags & SP_EVENT_FLAG_COUNTER) {
+            h->has_stepprof_value = 1;
+            h->stepprof_value = e->value;
+        }
+    }
+    node->host_trace_event = h;
+    if (fill_runtimes(w, k, &node->n_runtime_nodes) != 0) return -1;
+    node->runtime_nodes = node->n_runtime_nodes ? w->rt_ptrs : NULL;
+    if (fill_mems(w, k, &node->n_mem_nodes) != 0) return -1;
+    node->mem_nodes = node->n_mem_nodes ? w->mem_ptrs : NULL;
+    return 0;
+}
+
+/* Packs (size_only: measures) every host node of the current thread as
+ * field 2 entries; returns their total size, or SIZE_MAX on failure. */
+static size_t put_nodes(writer *w, size_t nodes, int size_only)
+{
+    size_t total = 0;
+    for (size_t k = 0; k < nodes; k++) {
+        sp__pb_host_node node;
+        sp__pb_host h;
+        if (fill_node(w, k, &node, &h) != 0) return SIZE_MAX;
+        size_t n = protobuf_c_message_get_packed_size(&node.base);
+        total += 1 + varint_size(n) + n;
+        if (size_only) continue;
+        put_varint(w->b, (SP__PB_THREAD_HOST_NODES << 3) | 2);
+        put_varint(w->b, n);
+        put_message(w, &node.base, n);
+        sp__out_maybe_flush(w->out);
+    }
+    return total;
+}
+
+/* Links each device record to its runtime call's slot (per thread). */
+static int index_devices(writer *w)
+{
+    size_t n = w->t ? w->t->runtime_count : 0;
+    sp__free(w->dev_offsets);
+    sp__free(w->dev_order);
+    w->dev_offsets = sp__alloc(sizeof *w->dev_offsets * (n + 2));
+    w->dev_order = sp__alloc(sizeof *w->dev_order * (w->r->device_count + 1));
+    if (!w->dev_offsets || !w->dev_order) return -1;
+    if (n == 0) return 0;
+    int32_t thread = (int32_t)(w->t - w->r->threads);
+    for (size_t d = 0; d < w->r->device_count; d++) {
+        const sp__device_rec *dev = &w->r->devices[d];
+        if (dev->thread == thread && dev->runtime >= 0 && (size_t)dev->runtime < n)
+            w->dev_offsets[dev->runtime + 2]++;
+    }
+    for (size_t k = 2; k < n + 2; k++) w->dev_offsets[k] += w->dev_offsets[k - 1];
+    for (size_t d = 0; d < w->r->device_count; d++) {
+        const sp__device_rec *dev = &w->r->devices[d];
+        if (dev->thread == thread && dev->runtime >= 0 && (size_t)dev->runtime < n)
+            w->dev_order[w->dev_offsets[dev->runtime + 1]++] = (uint32_t)d;
+    }
+    return 0;
+}
+
+/* Writes one ThreadNodeTreeProto as field 3 of the root message. */
+static int put_thread(writer *w, const sp__thread *t, uint64_t tid)
+{
+    w->t = t;
+    w->tid = tid;
+    w->root_has_unattributed = tid == 0 && w->unattributed_count > 0;
+    size_t events = t ? t->count : 0;
+    if (events > UINT32_MAX - 2) return -1;
+    if (t && t->runtime_count &&
+        build_index(&w->runtimes, events, t->runtime_count, t->runtimes, sizeof *t->runtimes,
+                    offsetof(sp__runtime, host)) != 0)
+        return -1;
+    if (t && t->mem_count &&
+        build_index(&w->mems, events, t->mem_count, t->mems, sizeof *t->mems,
+                    offsetof(sp__mem_event, host)) != 0)
+        return -1;
+    if (index_devices(w) != 0) return -1;
+    sp__pb_thread head = PADDLE__PLATFORM__THREAD_NODE_TREE_PROTO__INIT;
+    head.has_thread_id = 1;
+    head.thread_id = tid;
+    if (t) {
+        head.stepprof_thread_name = (char *)sp__result_name(w->r, t->name);
+        if (t->dropped) {
+            head.has_stepprof_dropped = 1;
+            head.stepprof_dropped = t->dropped;
+        }
+    }
+    size_t head_size = protobuf_c_message_get_packed_size(&head.base);
+    size_t body = put_nodes(w, events + 1, 1);
+    if (body == SIZE_MAX) return -1;
+    put_varint(w->b, (SP__PB_TREES_THREAD_TREES << 3) | 2);
+    put_varint(w->b, head_size + body);
+    put_message(w, &head.base, head_size);
+    if (put_nodes(w, events + 1, 0) == SIZE_MAX) return -1;
+    free_index(&w->runtimes);
+    free_index(&w->mems);
+    return 0;
+}
+
+static int collect_unattributed(writer *w)
+{
+    const sp_result *r = w->r;
+    w->unattributed = sp__alloc(sizeof *w->unattributed * (r->device_count + 1));
+    if (!w->unattributed) return -1;
+    for (size_t d = 0; d < r->device_count; d++) {
+        const sp__device_rec *dev = &r->devices[d];
+        int32_t t = dev->thread;
+        if (t < 0 || (size_t)t >= r->thread_count || dev->runtime < 0 ||
+            (size_t)dev->runtime >= r->threads[t].runtime_count)
+            w->unattributed[w->unattributed_count++] = (uint32_t)d;
+    }
+    return 0;
+}
+
+/* The root message without thread trees: version, span index, extra info
+ * (paddle's CPU utilisation keys) and stepprof's fields. */
+static int put_header(writer *w)
+{
+    const sp_result *r = w->r;
+    sp__pb_trees m = PADDLE__PLATFORM__NODE_TREES_PROTO__INIT;
+    m.version = (char *)SP__PB_VERSION;
+    m.has_span_indx = 1;
+    m.span_indx = r->span_index;
+    char cpu[2][32];
+    snprintf(cpu[0], sizeof cpu[0], "%f", r->meta.cpu_system);
+    snprintf(cpu[1], sizeof cpu[1], "%f", r->meta.cpu_process);
+    sp__pb_extra extra[2] = {PADDLE__PLATFORM__EXTRA_INFO_MAP__INIT, PADDLE__PLATFORM__EXTRA_INFO_MAP__INIT};
+    extra[0].key = (char *)"System Cpu Utilization";
+    extra[0].value = cpu[0];
+    extra[1].key = (char *)"Process Cpu Utilization";
+    extra[1].value = cpu[1];
+    sp__pb_extra *extra_ptrs[2] = {&extra[0], &extra[1]};
+    m.n_extra_info = 2;
+    m.extra_info = extra_ptrs;
+    m.has_stepprof_span_start_ns = m.has_stepprof_span_end_ns = 1;
+    m.stepprof_span_start_ns = r->span_start_ns;
+    m.stepprof_span_end_ns = r->span_end_ns;
+    sp__pb_counter counters[SP_COUNTER_COUNT];
+    sp__pb_counter *counter_ptrs[SP_COUNTER_COUNT];
+    for (int c = 0; c < SP_COUNTER_COUNT; c++) {
+        counters[c] = (sp__pb_counter)PADDLE__PLATFORM__STEPPROF_COUNTER_PROTO__INIT;
+        counters[c].name = (char *)sp_counter_name((sp_counter_kind)c);
+        counters[c].has_value = 1;
+        counters[c].value = r->counters[c];
+        counter_ptrs[c] = &counters[c];
+    }
+    m.n_stepprof_counters = SP_COUNTER_COUNT;
+    m.stepprof_counters = counter_ptrs;
+    m.has_stepprof_pid = 1;
+    m.stepprof_pid = r->meta.pid;
+    char process_name[sizeof r->meta.process_name + 1];
+    memcpy(process_name, r->meta.process_name, sizeof r->meta.process_name);
+    process_name[sizeof r->meta.process_name] = '\0';
+    m.stepprof_process_name = process_name;
+    m.has_stepprof_options = 1;
+    m.stepprof_options = (r->meta.record_shapes ? SP__PB_OPT_RECORD_SHAPES : 0) |
+                         (r->meta.profile_memory ? SP__PB_OPT_PROFILE_MEMORY : 0) |
+                         (r->meta.with_flops ? SP__PB_OPT_WITH_FLOPS : 0) |
+                         (r->meta.with_stack ? SP__PB_OPT_WITH_STACK : 0);
+    m.has_stepprof_cpu_process = m.has_stepprof_cpu_system = 1;
+    m.stepprof_cpu_process = r->meta.cpu_process;
+    m.stepprof_cpu_system = r->meta.cpu_system;
+    put_message(w, &m.base, protobuf_c_message_get_packed_size(&m.base));
+    return 0;
+}
+
+static void writer_fini(writer *w)
+{
+    free_index(&w->runtimes);
+    free_index(&w->mems);
+    sp__free(w->dev_offsets);
+    sp__free(w->dev_order);
+    sp__free(w->unattributed);
+    sp__free(w->rt_nodes);
+    sp__free(w->rts);
+    sp__free(w->rt_ptrs);
+    sp__free(w->mem_nodes);
+    sp__free(w->mem_events);
+    sp__free(w->mem_ptrs);
+    sp__free(w->dev_nodes);
+    sp__free(w->devs);
+    sp__free(w->dev_ptrs);
+    sp__free(w->kernels);
+    sp__free(w->memcpys);
+    sp__free(w->memsets);
+}
+
+sp_status sp__export_protobuf(const sp_result *r, const char *path)
+{
+    if (!r) return sp__fail(SP_ENODATA, "export: no result to write");
+    if (!path || !*path) return sp__fail(SP_EINVAL, "export: empty output path");
+    writer w = {0};
+    w.r = r;
+    sp_status s = sp__out_open(&w.out, path, 0);
+    if (s != SP_OK) return s;
+    w.b = sp__out_buf(w.out);
+    int failed = collect_unattributed(&w) != 0 || put_header(&w) != 0;
+    int has_thread0 = 0;
+    for (size_t i = 0; !failed && i < r->thread_count; i++) {
+        if (r->threads[i].tid == 0) has_thread0 = 1;
+        failed = put_thread(&w, &r->threads[i], r->threads[i].tid) != 0;
+    }
+    if (!failed && !has_thread0 && w.unattributed_count > 0) failed = put_thread(&w, NULL, 0) != 0;
+    writer_fini(&w);
+    if (failed) {
+        sp__out_abort(w.out);
+        return sp__fail(SP_ENOMEM, "out of memory writing %s", path);
+    }
+    return sp__out_commit(w.out);
+}
+
+sp_status sp_result_export_protobuf(const sp_result *r, const char *path)
+{
+    return sp__export_protobuf(r, path);
+}

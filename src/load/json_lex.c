@@ -1,0 +1,327 @@
+/* json_lex.c: the streaming JSON tokenizer of json_lex.h. Strings are
+ * decoded into one reused buffer (a token is at most as long as the input,
+ * and usually a name); every other value can be skipped without storing it.
+ * Skipping is iterative with an explicit depth count, so hostile nesting
+ * costs neither stack nor memory. */
+#include "json_lex.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define READ_BYTES ((size_t)1 << 16)
+
+int sp__jlex_error(sp__jlex *lx, const char *what)
+{
+    if (lx->status == SP_OK)
+        lx->status = sp__fail(SP_EFORMAT, "%s: not a valid JSON trace: %s at byte %llu", lx->path, what,
+                              (unsigned long long)lx->offset);
+    return -1;
+}
+
+sp_status sp__jlex_open(sp__jlex *lx, const char *path)
+{
+    memset(lx, 0, sizeof *lx);
+    lx->path = path;
+    sp__buf_init(&lx->tok);
+    lx->buf = sp__alloc(READ_BYTES);
+    if (!lx->buf) return sp__fail(SP_ENOMEM, "out of memory loading %s", path);
+    lx->gz = gzopen(path, "rb");
+    if (!lx->gz) {
+        sp__free(lx->buf);
+        lx->buf = NULL;
+        return sp__fail(SP_EIO, "%s: cannot open: %s", path, errno ? strerror(errno) : "out of memory");
+    }
+    gzbuffer(lx->gz, 1 << 16);
+    return SP_OK;
+}
+
+void sp__jlex_close(sp__jlex *lx)
+{
+    if (lx->gz) gzclose(lx->gz);
+    sp__free(lx->buf);
+    sp__buf_fini(&lx->tok);
+    lx->gz = NULL;
+    lx->buf = NULL;
+}
+
+/* Makes buf[pos] valid; 0, or -1 at the end of input or on error. */
+static int fill(sp__jlex *lx)
+{
+    if (lx->pos < lx->len) return 0;
+    if (lx->eof || lx->status != SP_OK) return -1;
+    int n = gzread(lx->gz, lx->buf, (unsigned)READ_BYTES);
+    if (n < 0) {
+        int code;
+        const char *msg = gzerror(lx->gz, &code);
+        lx->status = code == Z_ERRNO ? sp__fail(SP_EIO, "%s: read error: %s", lx->path, strerror(errno))
+                                     : sp__fail(SP_EFORMAT, "%s: corrupt gzip stream: %s (after byte %llu)",
+                                                lx->path, msg, (unsigned long long)lx->offset);
+        return -1;
+    }
+    if (n == 0) {
+        int code;
+        gzerror(lx->gz, &code);
+        if (code != Z_OK && code != Z_BUF_ERROR)
+            return sp__jlex_error(lx, "corrupt gzip stream");
+        if (code == Z_BUF_ERROR) return sp__jlex_error(lx, "gzip stream cut short");
+        lx->eof = 1;
+        return -1;
+    }
+    lx->pos = 0;
+    lx->len = (size_t)n;
+    if (lx->on_refill) lx->on_refill(lx->user, lx->offset);
+    return 0;
+}
+
+static int get(sp__jlex *lx)
+{
+    if (fill(lx) != 0) return -1;
+    lx->offset++;
+    return lx->buf[lx->pos++];
+}
+
+int sp__jlex_peek(sp__jlex *lx)
+{
+    for (;;) {
+        if (fill(lx) != 0) return -1;
+        int c = lx->buf[lx->pos];
+        if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return c;
+        lx->pos++;
+        lx->offset++;
+    }
+}
+
+int sp__jlex_expect(sp__jlex *lx, int c)
+{
+    int got = sp__jlex_peek(lx);
+    if (got != c) {
+        char what[40];
+        if (got < 0)
+            snprintf(what, sizeof what, "input ends where '%c' was expected", c);
+        else
+            snprintf(what, sizeof what, "'%c' expected", c);
+        return sp__jlex_error(lx, what);
+    }
+    get(lx);
+    return 0;
+}
+
+static int hex4(sp__jlex *lx, unsigned *out)
+{
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        int c = get(lx);
+        if (c >= '0' && c <= '9')
+            v = v * 16 + (unsigned)(c - '0');
+        else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+            v = v * 16 + (unsigned)((c | 0x20) - 'a' + 10);
+        else
+            return sp__jlex_error(lx, "invalid \\u escape");
+    }
+    *out = v;
+    return 0;
+}
+
+static void put_utf8(sp__buf *b, unsigned cp)
+{
+    char s[4];
+    size_t n;
+    if (cp < 0x80) {
+        s[0] = (char)cp;
+        n = 1;
+    } else if (cp < 0x800) {
+        s[0] = (char)(0xc0 | cp >> 6);
+        s[1] = (char)(0x80 | (cp & 0x3f));
+        n = 2;
+    } else if (cp < 0x10000) {
+        s[0] = (char)(0xe0 | cp >> 12);
+        s[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+        s[2] = (char)(0x80 | (cp & 0x3f));
+        n = 3;
+    } else {
+        s[0] = (char)(0xf0 | cp >> 18);
+        s[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+        s[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+        s[3] = (char)(0x80 | (cp & 0x3f));
+        n = 4;
+    }
+    sp__buf_append(b, s, n);
+}
+
+/* Reads a string (the opening quote not yet consumed) into tok, or only
+ * checks it when keep is 0. */
+static int string(sp__jlex *lx, int keep)
+{
+    if (sp__jlex_expect(lx, '"') != 0) return -1;
+    sp__buf *b = &lx->tok;
+    b->len = 0;
+    for (;;) {
+        if (fill(lx) != 0) return sp__jlex_error(lx, "input ends inside a string");
+        /* Copy a run of plain bytes at once. */
+        const unsigned char *p = lx->buf + lx->pos, *end = lx->buf + lx->len, *q = p;
+        while (q < end && *q != '"' && *q != '\\' && *q >= 0x20) q++;
+        if (keep) sp__buf_append(b, p, (size_t)(q - p));
+        lx->offset += (uint64_t)(q - p);
+        lx->pos += (size_t)(q - p);
+        if (q == end) continue;
+        int c = get(lx);
+        if (c == '"') break;
+        if (c < 0x20) return sp__jlex_error(lx, "control character in a string");
+        c = get(lx);
+        unsigned cp;
+        switch (c) {
+        case '"': case '\\': case '/': cp = (unsigned)c; break;
+        case 'b': cp = '\b'; break;
+        case 'f': cp = '\f'; break;
+        case 'n': cp = '\n'; break;
+        case 'r': cp = '\r'; break;
+        case 't': cp = '\t'; break;
+        case 'u':
+            if (hex4(lx, &cp) != 0) return -1;
+            if (cp >= 0xd800 && cp < 0xdc00) { /* a surrogate pair, or U+FFFD */
+                unsigned lo;
+                if (sp__jlex_peek(lx) == '\\') {
+                    get(lx);
+                    if (get(lx) != 'u' || hex4(lx, &lo) != 0) return sp__jlex_error(lx, "invalid \\u escape");
+                    if (lo >= 0xdc00 && lo < 0xe000)
+                        cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+                    else {
+                        if (keep) put_utf8(b, 0xfffd);
+                        cp = lo >= 0xd800 && lo < 0xe000 ? 0xfffd : lo;
+                    }
+                } else {
+                    cp = 0xfffd;
+                }
+            } else if (cp >= 0xdc00 && cp < 0xe000) {
+                cp = 0xfffd;
+            }
+            break;
+        default:
+            return sp__jlex_error(lx, "invalid escape in a string");
+        }
+        if (keep) put_utf8(b, cp);
+    }
+    if (b->failed) {
+        if (lx->status == SP_OK) lx->status = sp__fail(SP_ENOMEM, "out of memory loading %s", lx->path);
+        return -1;
+    }
+    sp__buf_cstr(b);
+    return 0;
+}
+
+int sp__jlex_string(sp__jlex *lx) { return string(lx, 1); }
+
+int sp__jlex_number(sp__jlex *lx)
+{
+    sp__buf *b = &lx->tok;
+    b->len = 0;
+    int c = sp__jlex_peek(lx);
+    /* States: sign, int, frac, exp; each part checked for digits. */
+    if (c == '-') sp__buf_putc(b, (char)get(lx));
+    size_t digits = 0;
+    while (fill(lx) == 0 && lx->buf[lx->pos] >= '0' && lx->buf[lx->pos] <= '9' && b->len < 400) {
+        sp__buf_putc(b, (char)get(lx));
+        digits++;
+    }
+    if (digits == 0) return sp__jlex_error(lx, "value expected");
+    if (fill(lx) == 0 && lx->buf[lx->pos] == '.') {
+        sp__buf_putc(b, (char)get(lx));
+        digits = 0;
+        while (fill(lx) == 0 && lx->buf[lx->pos] >= '0' && lx->buf[lx->pos] <= '9' && b->len < 400) {
+            sp__buf_putc(b, (char)get(lx));
+            digits++;
+        }
+        if (digits == 0) return sp__jlex_error(lx, "digits expected after '.'");
+    }
+    if (fill(lx) == 0 && (lx->buf[lx->pos] | 0x20) == 'e') {
+        sp__buf_putc(b, (char)get(lx));
+        if (fill(lx) == 0 && (lx->buf[lx->pos] == '+' || lx->buf[lx->pos] == '-')) sp__buf_putc(b, (char)get(lx));
+        digits = 0;
+        while (fill(lx) == 0 && lx->buf[lx->pos] >= '0' && lx->buf[lx->pos] <= '9' && b->len < 400) {
+            sp__buf_putc(b, (char)get(lx));
+            digits++;
+        }
+        if (digits == 0) return sp__jlex_error(lx, "digits expected in an exponent");
+    }
+    if (b->len >= 400) return sp__jlex_error(lx, "number too long");
+    if (lx->status != SP_OK) return -1;
+    if (b->failed) {
+        lx->status = sp__fail(SP_ENOMEM, "out of memory loading %s", lx->path);
+        return -1;
+    }
+    sp__buf_cstr(b);
+    return 0;
+}
+
+static int literal(sp__jlex *lx, const char *word)
+{
+    for (const char *p = word; *p; p++)
+        if (get(lx) != *p) return sp__jlex_error(lx, "invalid literal");
+    return 0;
+}
+
+int sp__jlex_next(sp__jlex *lx, int close)
+{
+    int c = sp__jlex_peek(lx);
+    if (c == ',') {
+        get(lx);
+        return 1;
+    }
+    if (c == close) {
+        get(lx);
+        return 0;
+    }
+    return sp__jlex_error(lx, c < 0 ? "input ends inside an object or array" : "',' expected");
+}
+
+int sp__jlex_skip(sp__jlex *lx)
+{
+    /* closers[d] is the bracket that ends nesting level d. */
+    char closers[SP__JSON_MAX_DEPTH];
+    int depth = 0;
+    int want_value = 1; /* a value comes next (not a key or a closer) */
+    for (;;) {
+        int c = sp__jlex_peek(lx);
+        if (c < 0) return sp__jlex_error(lx, "input ends inside a value");
+        if (want_value) {
+            if (c == '{' || c == '[') {
+                if (depth == SP__JSON_MAX_DEPTH) return sp__jlex_error(lx, "nesting too deep");
+                get(lx);
+                closers[depth++] = c == '{' ? '}' : ']';
+                int next = sp__jlex_peek(lx);
+                if (next == closers[depth - 1]) {
+                    get(lx);
+                    depth--;
+                    want_value = 0;
+                } else if (c == '{') {
+                    if (string(lx, 0) != 0 || sp__jlex_expect(lx, ':') != 0) return -1;
+                }
+                if (depth == 0 && !want_value) return 0;
+                continue;
+            }
+            if (c == '"') {
+                if (string(lx, 0) != 0) return -1;
+            } else if (c == 't') {
+                if (literal(lx, "true") != 0) return -1;
+            } else if (c == 'f') {
+                if (literal(lx, "false") != 0) return -1;
+            } else if (c == 'n') {
+                if (literal(lx, "null") != 0) return -1;
+            } else if (sp__jlex_number(lx) != 0) {
+                return -1;
+            }
+            want_value = 0;
+            if (depth == 0) return 0;
+            continue;
+        }
+        /* After a value inside a container: ',' or its closer. */
+        int more = sp__jlex_next(lx, closers[depth - 1]);
+        if (more < 0) return -1;
+        if (more) {
+            if (closers[depth - 1] == '}' && (string(lx, 0) != 0 || sp__jlex_expect(lx, ':') != 0)) return -1;
+            want_value = 1;
+        } else if (--depth == 0) {
+            return 0;
+        }
+    }
+}

@@ -1,0 +1,48 @@
+/* json_lex.h: a streaming JSON tokenizer for the Chrome-trace loader
+ * (load_json.c). It reads through zlib (plain or gzip input alike) in 64 KiB
+ * pieces and keeps only the current token, so a trace is never held in
+ * memory. Errors name the file and the byte offset; nesting deeper than
+ * SP__JSON_MAX_DEPTH is an error, not a stack overflow. */
+#ifndef SP_LOAD_JSON_LEX_H
+#define SP_LOAD_JSON_LEX_H
+
+#include "sys.h"
+
+#include <stdint.h>
+#include <zlib.h>
+
+#define SP__JSON_MAX_DEPTH 64
+
+typedef struct sp__jlex {
+    gzFile gz;
+    const char *path;
+    unsigned char *buf;
+    size_t pos, len;
+    int eof;
+    uint64_t offset;  /* uncompressed bytes consumed */
+    sp__buf tok;      /* the last string's (unescaped, NUL-terminated) or number's text */
+    sp_status status; /* first error, SP_OK while none */
+    void (*on_refill)(void *user, uint64_t offset);
+    void *user;
+} sp__jlex;
+
+sp_status sp__jlex_open(sp__jlex *lx, const char *path);
+void sp__jlex_close(sp__jlex *lx);
+/* The next significant character without consuming it; -1 at the end of
+ * input or after an error. */
+int sp__jlex_peek(sp__jlex *lx);
+/* Consumes c (after whitespace) or fails. 0 on success. */
+int sp__jlex_expect(sp__jlex *lx, int c);
+/* Reads a string into tok (escapes decoded, \u0000 kept as bytes). */
+int sp__jlex_string(sp__jlex *lx);
+/* Reads a number's text into tok (JSON syntax checked). */
+int sp__jlex_number(sp__jlex *lx);
+/* Skips one value of any kind. */
+int sp__jlex_skip(sp__jlex *lx);
+/* After an element of an object or array: 1 if another follows (',' read),
+ * 0 if close was read, -1 on error. */
+int sp__jlex_next(sp__jlex *lx, int close);
+/* Records an error at the current offset; returns -1. */
+int sp__jlex_error(sp__jlex *lx, const char *what);
+
+#endif

@@ -1,0 +1,46 @@
+/* load.h: the load stage, which reads saved results (load_pb.c, load_json.c)
+ * back into sp_result, and what it offers the API layer and the CLI. A
+ * loaded result is built as the collector builds a live one (threads by
+ * ascending tid, events in start order with their nesting from
+ * sp__tree_build, GPU and memory attribution from sp__attribute), so every
+ * table and exporter takes it alike. */
+#ifndef SP_LOAD_H
+#define SP_LOAD_H
+
+#include "collect.h"
+
+/* Builds a result from events handed over in any order. Threads are found
+ * by tid; a tid seen twice (two thread trees) gives one thread. */
+typedef struct sp__builder {
+    sp_result *r;
+    size_t threads_cap;
+    size_t *runtimes_cap, *mems_cap; /* per thread (events use sp__thread.cap) */
+    size_t devices_cap;
+    uint64_t *dev_order;   /* stepprof_index of each device record, or its arrival */
+    size_t dev_order_cap;
+    int32_t *by_tid;       /* open-addressing table of thread indexes, -1 empty */
+    size_t by_tid_mask;
+    int failed;
+} sp__builder;
+
+int sp__builder_init(sp__builder *b);
+/* Frees everything, the result included (after a failure). */
+void sp__builder_fini(sp__builder *b);
+/* The thread with this tid, added if new; NULL when out of memory. */
+sp__thread *sp__builder_thread(sp__builder *b, uint64_t tid);
+/* Appends an event (parent and depth are filled in by sp__builder_finish). */
+sp__event *sp__builder_event(sp__builder *b, sp__thread *t);
+sp__runtime *sp__builder_runtime(sp__builder *b, sp__thread *t);
+sp__mem_event *sp__builder_mem(sp__builder *b, sp__thread *t);
+/* order: the record's original position when known (sorting key). */
+sp__device_rec *sp__builder_device(sp__builder *b, uint64_t order);
+/* Sorts and nests; restores the live result's invariants. keep_counters:
+ * the file carried the span's counters (r->counters already set), so the
+ * ones recomputed here are not kept. On success the result moves to *out. */
+sp_status sp__builder_finish(sp__builder *b, int keep_counters, const char *path, sp_result **out);
+
+/* Readers (opts already defaulted; format resolved). */
+sp_status sp__load_pb(const char *path, const sp_load_options *opts, sp_result **out);
+sp_status sp__load_json(const char *path, const sp_load_options *opts, sp_result **out);
+
+#endif

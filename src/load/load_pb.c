@@ -1,0 +1,460 @@
+/* load_pb.c: reads paddle's NodeTreesProto (trace-format.md §11), as
+ * written by stepprof's protobuf.c or by paddle.profiler's export_protobuf.
+ *
+ * The file is one message whose bulk is field 3 (thread trees), each mostly
+ * field 2 (host nodes). Those two levels are walked here, straight from the
+ * file through a small buffer; each host node is read into memory alone and
+ * unpacked by protobuf-c, turned into result events and freed. Every other
+ * field of the two levels is copied aside and unpacked by protobuf-c at the
+ * end (NodeTreesProto and ThreadNodeTreeProto without their bulk). So memory
+ * stays near that of the result, and the file is never held whole.
+ *
+ * Hostile input: every length is checked against what is left of its
+ * enclosing message (and so of the file) before anything is allocated or
+ * read; varints longer than 10 bytes, wire types 3, 4, 6 and 7 and a
+ * message that ends inside a field are errors naming the byte offset. The
+ * schema has no recursive message, so nesting is bounded by it. */
+#include "load.h"
+#include "protobuf.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define READ_BYTES ((size_t)1 << 16)
+#define PROGRESS_BYTES ((uint64_t)4 << 20)
+
+typedef struct reader {
+    FILE *f;
+    const char *path;
+    unsigned char buf[READ_BYTES];
+    size_t pos, len;
+    uint64_t offset; /* file offset of buf[pos] */
+    uint64_t size;   /* file size */
+    uint64_t next_progress;
+    const sp_load_options *opts;
+    sp_status status; /* first error */
+} reader;
+
+/* Records the first error; later ones are consequences. */
+static int bad(reader *rd, sp_status code, const char *what)
+{
+    if (rd->status == SP_OK) {
+        if (code == SP_EFORMAT)
+            rd->status = sp__fail(code, "%s: not a valid protobuf trace: %s at byte %llu", rd->path,
+                                  what, (unsigned long long)rd->offset);
+        else
+            rd->status = sp__fail(code, "%s: %s", rd->path, what);
+    }
+    return -1;
+}
+
+static int fill(reader *rd)
+{
+    if (rd->pos < rd->len) return 0;
+    rd->pos = 0;
+    rd->len = fread(rd->buf, 1, sizeof rd->buf, rd->f);
+    if (rd->len == 0)
+        return ferror(rd->f) ? bad(rd, SP_EIO, strerror(errno)) : bad(rd, SP_EFORMAT, "file ends inside a field");
+    if (rd->opts->progress && rd->offset >= rd->next_progress) {
+        rd->opts->progress(rd->offset, rd->size, rd->opts->progress_user);
+        rd->next_progress = rd->offset + PROGRESS_BYTES;
+    }
+    return 0;
+}
+
+static int read_byte(reader *rd, uint8_t *out)
+{
+    if (fill(rd) != 0) return -1;
+    *out = rd->buf[rd->pos++];
+    rd->offset++;
+    return 0;
+}
+
+static int read_varint(reader *rd, uint64_t end, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+        uint8_t byte;
+        if (rd->offset >= end) return bad(rd, SP_EFORMAT, "message ends inside a varint");
+        if (read_byte(rd, &byte) != 0) return -1;
+        v |= (uint64_t)(byte & 0x7f) << shift;
+        if (!(byte & 0x80)) {
+            *out = v;
+            return 0;
+        }
+    }
+    return bad(rd, SP_EFORMAT, "varint longer than 10 bytes");
+}
+
+static int read_bytes(reader *rd, void *dst, size_t n)
+{
+    unsigned char *d = dst;
+    while (n > 0) {
+        if (fill(rd) != 0) return -1;
+        size_t part = rd->len - rd->pos < n ? rd->len - rd->pos : n;
+        if (d) {
+            memcpy(d, rd->buf + rd->pos, part);
+            d += part;
+        }
+        rd->pos += part;
+        rd->offset += part;
+        n -= part;
+    }
+    return 0;
+}
+
+static int seek_to(reader *rd, uint64_t offset)
+{
+    if (offset >= rd->offset - rd->pos && offset <= rd->offset - rd->pos + rd->len) {
+        rd->pos = (size_t)(offset - (rd->offset - rd->pos));
+        rd->offset = offset;
+        return 0;
+    }
+    if (fseeko(rd->f, (off_t)offset, SEEK_SET) != 0) return bad(rd, SP_EIO, strerror(errno));
+    rd->pos = rd->len = 0;
+    rd->offset = offset;
+    return 0;
+}
+
+/* Reads a field's key: its number and wire type. */
+static int read_key(reader *rd, uint64_t end, uint32_t *field, unsigned *wire)
+{
+    uint64_t key;
+    if (read_varint(rd, end, &key) != 0) return -1;
+    *field = (uint32_t)(key >> 3);
+    *wire = (unsigned)(key & 7);
+    if ((key >> 3) == 0 || (key >> 3) > 0x1fffffff) return bad(rd, SP_EFORMAT, "invalid field number");
+    return 0;
+}
+
+/* Reads a length-delimited field's length, checked against end. */
+static int read_length(reader *rd, uint64_t end, uint64_t *len)
+{
+    if (read_varint(rd, end, len) != 0) return -1;
+    if (*len > end - rd->offset) return bad(rd, SP_EFORMAT, "length runs past the end of its message");
+    return 0;
+}
+
+static void put_varint(sp__buf *b, uint64_t v)
+{
+    char bytes[10];
+    size_t n = 0;
+    while (v >= 0x80) {
+        bytes[n++] = (char)(v | 0x80);
+        v >>= 7;
+    }
+    bytes[n++] = (char)v;
+    sp__buf_append(b, bytes, n);
+}
+
+/* Copies the value of a field (key already read) into keep, re-encoded
+ * with its key, or skips it when keep is NULL. */
+static int copy_field(reader *rd, uint64_t end, uint32_t field, unsigned wire, sp__buf *keep)
+{
+    uint64_t v, len;
+    if (keep) put_varint(keep, ((uint64_t)field << 3) | wire);
+    switch (wire) {
+    case 0:
+        if (read_varint(rd, end, &v) != 0) return -1;
+        if (keep) put_varint(keep, v);
+        return 0;
+    case 1:
+    case 5:
+        len = wire == 1 ? 8 : 4;
+        if (len > end - rd->offset) return bad(rd, SP_EFORMAT, "message ends inside a fixed-size field");
+        break;
+    case 2:
+        if (read_length(rd, end, &len) != 0) return -1;
+        if (keep) put_varint(keep, len);
+        break;
+    default:
+        return bad(rd, SP_EFORMAT, "unsupported wire type");
+    }
+    if (!keep) return read_bytes(rd, NULL, (size_t)len);
+    if (sp__buf_reserve(keep, (size_t)len) != 0) return bad(rd, SP_ENOMEM, "out of memory");
+    if (read_bytes(rd, keep->data + keep->len, (size_t)len) != 0) return -1;
+    keep->len += (size_t)len;
+    return 0;
+}
+
+typedef struct loader {
+    reader rd;
+    sp__builder b;
+    sp__buf node;      /* one host node's bytes */
+    sp__buf head;      /* a thread tree's fields other than host nodes */
+    sp__buf top;       /* the root's fields other than thread trees */
+    int64_t min_ns, max_ns; /* extent of the events, for files without a span */
+    int64_t pid;
+    int have_pid;
+} loader;
+
+static const char *text(const char *s) { return s ? s : ""; }
+
+static uint32_t name_id(loader *l, const char *s)
+{
+    s = text(s);
+    return sp__names_from_bytes(&l->b.r->names, s, strlen(s));
+}
+
+static void extend(loader *l, int64_t start, int64_t end)
+{
+    if (start < l->min_ns) l->min_ns = start;
+    if (end > l->max_ns) l->max_ns = end;
+}
+
+static int64_t clamp_end(uint64_t start, uint64_t end) { return (int64_t)(end < start ? start : end); }
+
+static void add_device(loader *l, const sp__pb_device *d)
+{
+    if (!d || !d->has_type || (d->type != SP_EVENT_KERNEL && d->type != SP_EVENT_MEMCPY && d->type != SP_EVENT_MEMSET))
+        return;
+    sp__device_rec *rec = sp__builder_device(&l->b, d->has_stepprof_index ? d->stepprof_index : UINT64_MAX);
+    if (!rec) return;
+    rec->start_ns = (int64_t)d->start_ns;
+    rec->end_ns = clamp_end(d->start_ns, d->end_ns);
+    rec->name = name_id(l, d->name);
+    rec->type = (uint8_t)d->type;
+    rec->device = (uint32_t)d->device_id;
+    rec->context = (uint32_t)d->context_id;
+    rec->stream = (uint32_t)d->stream_id;
+    rec->correlation = d->correlation_id;
+    if (d->detail_info_case == PADDLE__PLATFORM__DEVICE_TRACE_EVENT_PROTO__DETAIL_INFO_MEMCPY_INFO && d->memcpy_info)
+        rec->bytes = d->memcpy_info->num_bytes;
+    else if (d->detail_info_case == PADDLE__PLATFORM__DEVICE_TRACE_EVENT_PROTO__DETAIL_INFO_MEMSET_INFO && d->memset_info)
+        rec->bytes = d->memset_info->num_bytes;
+}
+
+static void add_runtime(loader *l, sp__thread *t, const sp__pb_runtime_node *node, int on_root)
+{
+    const sp__pb_runtime *e = node->runtime_trace_event;
+    for (size_t i = 0; i < node->n_device_nodes; i++)
+        if (node->device_nodes[i]) add_device(l, node->device_nodes[i]->device_event);
+    if (!e) return;
+    /* The holder of device records without a runtime call is no call. */
+    if (on_root && strcmp(text(e->name), SP__PB_UNATTRIBUTED) == 0 && e->start_ns == e->end_ns) return;
+    sp__runtime *rt = sp__builder_runtime(&l->b, t);
+    if (!rt) return;
+    rt->start_ns = (int64_t)e->start_ns;
+    rt->end_ns = clamp_end(e->start_ns, e->end_ns);
+    rt->name = name_id(l, e->name);
+    rt->correlation = e->correlation_id;
+    rt->cbid = e->callback_id;
+    rt->driver = e->stepprof_driver ? 1 : 0;
+}
+
+static void add_mem(loader *l, sp__thread *t, const sp__pb_mem *e)
+{
+    if (!e || e->type > SP_MEM_RESERVED_FREE) {
+        l->b.r->counters[SP_COUNTER_MISUSE]++;
+        return;
+    }
+    sp__mem_event *m = sp__builder_mem(&l->b, t);
+    if (!m) return;
+    m->ts_ns = (int64_t)e->timestamp_ns;
+    m->type = (uint8_t)e->type;
+    m->place = name_id(l, e->place);
+    m->addr = e->addr;
+    m->bytes = e->increase_bytes;
+    m->current_allocated = e->current_allocated;
+    m->current_reserved = e->current_reserved;
+    m->peak_allocated = e->peak_allocated;
+    m->peak_reserved = e->peak_reserved;
+}
+
+static void add_host_node(loader *l, sp__thread *t, const sp__pb_host_node *node)
+{
+    int root = node->has_parentid && node->parentid == -1;
+    const sp__pb_host *h = node->host_trace_event;
+    if (!root && h) {
+        sp__event *e = sp__builder_event(&l->b, t);
+        if (!e) return;
+        unsigned type = h->type;
+        if (h->has_stepprof_type && h->stepprof_type < SP_EVENT_TYPE_COUNT) type = h->stepprof_type;
+        if (type >= SP_EVENT_TYPE_COUNT) type = SP_EVENT_USER_DEFINED;
+        e->type = (uint8_t)type;
+        e->name = name_id(l, h->name);
+        e->start_ns = (int64_t)h->start_ns;
+        e->end_ns = clamp_end(h->start_ns, h->end_ns);
+        e->flags = (uint8_t)(h->stepprof_flags & (SP_EVENT_FLAG_INSTANT | SP_EVENT_FLAG_COUNTER | SP_EVENT_FLAG_UNCLOSED));
+        if (e->flags & SP_EVENT_FLAG_COUNTER) e->value = h->stepprof_value;
+        extend(l, e->start_ns, e->end_ns);
+        if (!l->have_pid && h->has_process_id) {
+            l->pid = (int64_t)h->process_id;
+            l->have_pid = 1;
+        }
+    }
+    for (size_t i = 0; i < node->n_runtime_nodes; i++)
+        if (node->runtime_nodes[i]) add_runtime(l, t, node->runtime_nodes[i], root);
+    for (size_t i = 0; i < node->n_mem_nodes; i++)
+        if (node->mem_nodes[i]) add_mem(l, t, node->mem_nodes[i]->mem_event);
+    /* Operator supplements (input shapes, dtypes, call stacks) are parsed and
+     * checked by protobuf-c but have no place in a result yet. */
+}
+
+static int read_host_node(loader *l, sp__thread *t, uint64_t len)
+{
+    reader *rd = &l->rd;
+    l->node.len = 0;
+    if (sp__buf_reserve(&l->node, (size_t)len) != 0) return bad(rd, SP_ENOMEM, "out of memory");
+    uint64_t at = rd->offset;
+    if (read_bytes(rd, l->node.data, (size_t)len) != 0) return -1;
+    sp__pb_host_node *node = (sp__pb_host_node *)protobuf_c_message_unpack(
+        &paddle__platform__host_trace_event_node_proto__descriptor, &sp__pb_allocator, (size_t)len,
+        (const uint8_t *)l->node.data);
+    if (!node) {
+        rd->offset = at;
+        return bad(rd, SP_EFORMAT, "invalid host node");
+    }
+    add_host_node(l, t, node);
+    protobuf_c_message_free_unpacked(&node->base, &sp__pb_allocator);
+    return l->b.failed ? bad(rd, SP_ENOMEM, "out of memory") : 0;
+}
+
+/* A thread tree (field 3, the key and length already read, ending at end).
+ * A first pass collects its small fields (thread id and stepprof's), a
+ * second reads the host nodes into the thread of that id. */
+static int read_thread_tree(loader *l, uint64_t end)
+{
+    reader *rd = &l->rd;
+    uint64_t start = rd->offset;
+    l->head.len = 0;
+    while (rd->offset < end) {
+        uint32_t field;
+        unsigned wire;
+        if (read_key(rd, end, &field, &wire) != 0) return -1;
+        int skip = field == SP__PB_THREAD_HOST_NODES && wire == 2;
+        if (copy_field(rd, end, field, wire, skip ? NULL : &l->head) != 0) return -1;
+    }
+    if (l->head.failed) return bad(rd, SP_ENOMEM, "out of memory");
+    sp__pb_thread *head = (sp__pb_thread *)protobuf_c_message_unpack(
+        &paddle__platform__thread_node_tree_proto__descriptor, &sp__pb_allocator, l->head.len,
+        (const uint8_t *)(l->head.data ? l->head.data : ""));
+    if (!head) {
+        rd->offset = start;
+        return bad(rd, SP_EFORMAT, "invalid thread tree");
+    }
+    sp__thread *t = sp__builder_thread(&l->b, head->thread_id);
+    if (t && head->stepprof_thread_name) t->name = name_id(l, head->stepprof_thread_name);
+    if (t) t->dropped += head->stepprof_dropped;
+    protobuf_c_message_free_unpacked(&head->base, &sp__pb_allocator);
+    if (!t) return bad(rd, SP_ENOMEM, "out of memory");
+    size_t thread = (size_t)(t - l->b.r->threads);
+    if (seek_to(rd, start) != 0) return -1;
+    while (rd->offset < end) {
+        uint32_t field;
+        unsigned wire;
+        if (read_key(rd, end, &field, &wire) != 0) return -1;
+        if (field != SP__PB_THREAD_HOST_NODES || wire != 2) {
+            if (copy_field(rd, end, field, wire, NULL) != 0) return -1;
+            continue;
+        }
+        uint64_t len;
+        if (read_length(rd, end, &len) != 0) return -1;
+        if (read_host_node(l, &l->b.r->threads[thread], len) != 0) return -1;
+    }
+    return 0;
+}
+
+static void restore_header(loader *l, const sp__pb_trees *m, int *keep_counters)
+{
+    sp_result *r = l->b.r;
+    r->span_index = m->span_indx;
+    for (size_t i = 0; i < m->n_extra_info; i++) {
+        const sp__pb_extra *x = m->extra_info[i];
+        if (!x || !x->key || !x->value) continue;
+        if (strcmp(x->key, "System Cpu Utilization") == 0) r->meta.cpu_system = strtod(x->value, NULL);
+        if (strcmp(x->key, "Process Cpu Utilization") == 0) r->meta.cpu_process = strtod(x->value, NULL);
+    }
+    if (m->has_stepprof_cpu_process) r->meta.cpu_process = m->stepprof_cpu_process;
+    if (m->has_stepprof_cpu_system) r->meta.cpu_system = m->stepprof_cpu_system;
+    r->span_start_ns = m->has_stepprof_span_start_ns ? m->stepprof_span_start_ns : l->min_ns;
+    r->span_end_ns = m->has_stepprof_span_end_ns ? m->stepprof_span_end_ns : l->max_ns;
+    if (r->span_start_ns > r->span_end_ns) r->span_start_ns = r->span_end_ns = 0; /* no events */
+    r->meta.pid = m->has_stepprof_pid ? m->stepprof_pid : l->pid;
+    if (m->stepprof_process_name)
+        snprintf(r->meta.process_name, sizeof r->meta.process_name, "%s", m->stepprof_process_name);
+    uint32_t o = m->stepprof_options;
+    r->meta.record_shapes = (o & SP__PB_OPT_RECORD_SHAPES) != 0;
+    r->meta.profile_memory = (o & SP__PB_OPT_PROFILE_MEMORY) != 0;
+    r->meta.with_flops = (o & SP__PB_OPT_WITH_FLOPS) != 0;
+    r->meta.with_stack = (o & SP__PB_OPT_WITH_STACK) != 0;
+    *keep_counters = m->n_stepprof_counters > 0;
+    for (size_t i = 0; i < m->n_stepprof_counters; i++) {
+        const sp__pb_counter *c = m->stepprof_counters[i];
+        for (int k = 0; c && c->name && k < SP_COUNTER_COUNT; k++)
+            if (strcmp(c->name, sp_counter_name((sp_counter_kind)k)) == 0) r->counters[k] = c->value;
+    }
+}
+
+static sp_status load(loader *l, sp_result **out)
+{
+    reader *rd = &l->rd;
+    uint64_t end = rd->size;
+    while (rd->offset < end) {
+        uint32_t field;
+        unsigned wire;
+        if (read_key(rd, end, &field, &wire) != 0) return rd->status;
+        if (field == SP__PB_TREES_THREAD_TREES && wire == 2) {
+            uint64_t len;
+            if (read_length(rd, end, &len) != 0 || read_thread_tree(l, rd->offset + len) != 0)
+                return rd->status;
+        } else if (copy_field(rd, end, field, wire, &l->top) != 0) {
+            return rd->status;
+        }
+    }
+    if (l->top.failed) return bad(rd, SP_ENOMEM, "out of memory"), rd->status;
+    sp__pb_trees *m = (sp__pb_trees *)protobuf_c_message_unpack(
+        &paddle__platform__node_trees_proto__descriptor, &sp__pb_allocator, l->top.len,
+        (const uint8_t *)(l->top.data ? l->top.data : ""));
+    if (!m) return sp__fail(SP_EFORMAT, "%s: not a valid protobuf trace: invalid root fields", rd->path);
+    if (m->version && strncmp(m->version, "1.", 2) != 0) {
+        sp_status s = sp__fail(SP_EFORMAT, "%s: unsupported NodeTreesProto version \"%.32s\"", rd->path, m->version);
+        protobuf_c_message_free_unpacked(&m->base, &sp__pb_allocator);
+        return s;
+    }
+    if (!m->version && l->b.r->thread_count == 0) {
+        protobuf_c_message_free_unpacked(&m->base, &sp__pb_allocator);
+        return sp__fail(SP_EFORMAT, "%s: not a protobuf trace: no version and no thread trees", rd->path);
+    }
+    int keep_counters;
+    restore_header(l, m, &keep_counters);
+    protobuf_c_message_free_unpacked(&m->base, &sp__pb_allocator);
+    if (rd->opts->progress) rd->opts->progress(rd->size, rd->size, rd->opts->progress_user);
+    return sp__builder_finish(&l->b, keep_counters, rd->path, out);
+}
+
+sp_status sp__load_pb(const char *path, const sp_load_options *opts, sp_result **out)
+{
+    loader *l = sp__alloc(sizeof *l);
+    if (!l) return sp__fail(SP_ENOMEM, "out of memory loading %s", path);
+    l->rd.path = path;
+    l->rd.opts = opts;
+    l->min_ns = INT64_MAX;
+    l->max_ns = INT64_MIN;
+    sp__buf_init(&l->node);
+    sp__buf_init(&l->head);
+    sp__buf_init(&l->top);
+    sp_status s;
+    struct stat st;
+    l->rd.f = fopen(path, "rb");
+    if (!l->rd.f) {
+        s = sp__fail(SP_EIO, "%s: cannot open: %s", path, strerror(errno));
+    } else if (fstat(fileno(l->rd.f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        s = sp__fail(SP_EIO, "%s: not a regular file", path);
+    } else if (sp__builder_init(&l->b) != 0) {
+        s = sp__fail(SP_ENOMEM, "out of memory loading %s", path);
+    } else {
+        l->rd.size = (uint64_t)st.st_size;
+        s = load(l, out);
+        if (s != SP_OK) sp__builder_fini(&l->b);
+    }
+    if (l->rd.f) fclose(l->rd.f);
+    sp__buf_fini(&l->node);
+    sp__buf_fini(&l->head);
+    sp__buf_fini(&l->top);
+    sp__free(l);
+    return s;
+}

@@ -1,0 +1,177 @@
+/* test_cli.c: the stepprof command-line tool, run as a user runs it (the
+ * binary's path comes from CMake as SP_CLI). Checks exit codes (0 fine, 1 bad
+ * input, 2 wrong usage), that errors go to stderr naming the file, that
+ * `summary` of a .pb and of the .json converted from it print the same
+ * tables, and the output of info and diff on the committed seed trace. */
+#include "check.h"
+#include "stepprof/stepprof.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[] = "/tmp/sp_cli_XXXXXX";
+static char out_text[1 << 17], err_text[1 << 14];
+
+static char *slurp(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, size - 1, f) : 0;
+    if (f) fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* Runs `stepprof ARGS`; stdout and stderr land in out_text / err_text. */
+static int cli(const char *args)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd %s && %s %s >%s/out 2>%s/err", dir, SP_CLI, args, dir, dir);
+    int status = system(cmd);
+    char path[300];
+    snprintf(path, sizeof path, "%s/out", dir);
+    slurp(path, out_text, sizeof out_text);
+    snprintf(path, sizeof path, "%s/err", dir);
+    slurp(path, err_text, sizeof err_text);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+#define SEED SP_SOURCE_DIR "/tests/fuzz/seeds/trace.json"
+#define PADDLE SP_SOURCE_DIR "/tests/data/paddle_cpu_tiny.paddle_trace.pb"
+
+static void test_cli_usage_errors_exit_2(void)
+{
+    CHECK_EQ(2, cli(""));
+    CHECK_EQ(2, cli("frobnicate"));
+    CHECK(strstr(err_text, "unknown command 'frobnicate'") != NULL);
+    CHECK_EQ(2, cli("summary"));
+    CHECK(strstr(err_text, "FILE missing") != NULL);
+    CHECK_EQ(2, cli("summary --sorted-by Bogus " SEED));
+    CHECK_EQ(2, cli("summary --time-unit h " SEED));
+    CHECK_EQ(2, cli("summary --views Overview,Nope " SEED));
+    CHECK_EQ(2, cli("convert " SEED));
+    CHECK(strstr(err_text, "-o OUT missing") != NULL);
+    CHECK_EQ(2, cli("convert " SEED " -o x.xml --format xml"));
+    CHECK_EQ(2, cli("diff " SEED));
+    CHECK_EQ(2, cli("info --bogus " SEED));
+    CHECK_EQ('\0', out_text[0]);
+}
+
+static void test_cli_help_for_each_command(void)
+{
+    CHECK_EQ(0, cli("--help"));
+    CHECK(strstr(out_text, "commands:") != NULL);
+    const char *commands[] = {"summary", "convert", "info", "diff"};
+    for (int i = 0; i < 4; i++) {
+        char args[64];
+        snprintf(args, sizeof args, "%s --help", commands[i]);
+        CHECK_EQ(0, cli(args));
+        CHECK(strncmp(out_text, "usage: stepprof ", 16) == 0);
+        snprintf(args, sizeof args, "help %s", commands[i]);
+        CHECK_EQ(0, cli(args));
+        CHECK(strstr(out_text, commands[i]) != NULL);
+    }
+    CHECK_EQ(0, cli("--version"));
+    CHECK(strstr(out_text, SP_VERSION_STRING) != NULL);
+}
+
+static void test_cli_bad_input_exits_1_naming_the_file(void)
+{
+    CHECK_EQ(1, cli("summary missing.pb"));
+    CHECK(strstr(err_text, "stepprof: missing.pb: cannot open") != NULL);
+    FILE *f = fopen("/dev/null", "r");
+    fclose(f);
+    char path[300];
+    snprintf(path, sizeof path, "%s/broken.json", dir);
+    f = fopen(path, "w");
+    fputs("{\"traceEvents\":[{\"ph\":", f);
+    fclose(f);
+    CHECK_EQ(1, cli("info broken.json"));
+    CHECK(strstr(err_text, "broken.json: not a valid JSON trace") != NULL);
+    CHECK_EQ(1, cli("convert " SEED " -o /nonexistent/dir/x.pb"));
+    CHECK(strstr(err_text, "/nonexistent/dir/x.pb") != NULL);
+}
+
+static void test_cli_convert_keeps_the_tables(void)
+{
+    static char pb[sizeof out_text], json[sizeof out_text], gz[sizeof out_text];
+    CHECK_EQ(0, cli("convert " PADDLE " -o a.pb"));
+    CHECK_EQ(0, cli("summary --time-unit us --thread-sep a.pb"));
+    snprintf(pb, sizeof pb, "%s", out_text);
+    CHECK(strstr(pb, "Operator Summary") != NULL);
+    CHECK_EQ(0, cli("convert a.pb -o a.json"));
+    CHECK_EQ(0, cli("convert a.json -o a.json.gz"));
+    CHECK_EQ(0, cli("summary --time-unit us --thread-sep a.json"));
+    snprintf(json, sizeof json, "%s", out_text);
+    CHECK_EQ(0, cli("summary --time-unit us --thread-sep a.json.gz"));
+    snprintf(gz, sizeof gz, "%s", out_text);
+    CHECK_STR_EQ(pb, json);
+    CHECK_STR_EQ(pb, gz);
+    CHECK_EQ(0, cli("convert a.json.gz -o b.pb --format pb"));
+    CHECK_EQ(0, cli("summary --time-unit us --thread-sep b.pb"));
+    CHECK_STR_EQ(pb, out_text);
+    CHECK_EQ(0, cli("summary --views OperatorView --sorted-by CPUMax --no-op-detail a.pb"));
+    CHECK(strstr(out_text, "Operator Summary") != NULL);
+    CHECK(strstr(out_text, "Overview Summary") == NULL);
+    CHECK_EQ(0, cli("summary --torch count a.pb"));
+    CHECK(strstr(out_text, "# of Calls") != NULL);
+}
+
+static void test_cli_info(void)
+{
+    CHECK_EQ(0, cli("info " SEED));
+    CHECK(strstr(out_text, "span: 2\n") != NULL);
+    CHECK(strstr(out_text, "threads: 2\n") != NULL);
+    CHECK(strstr(out_text, "thread 7 (main): 6 events (4 ranges, 1 instants, 1 counter samples), 0 dropped") != NULL);
+    CHECK(strstr(out_text, "start: 2026-11-18 11:06:40.000000500 UTC (1795000000000000500 ns)") != NULL);
+    CHECK(strstr(out_text, "dropped: 1\n") != NULL);
+    CHECK(strstr(out_text, "misuse=2") != NULL);
+}
+
+static void test_cli_diff(void)
+{
+    /* B is A with the Dataloader range ten times longer. */
+    char a[300], b[300];
+    snprintf(a, sizeof a, "%s/a.json", dir);
+    snprintf(b, sizeof b, "%s/b.json", dir);
+    char text[4096];
+    slurp(SEED, text, sizeof text);
+    FILE *f = fopen(a, "w");
+    fputs(text, f);
+    fclose(f);
+    char *p = strstr(text, "\"ts\":1.500,\"dur\":0.500");
+    CHECK(p != NULL);
+    if (p) memcpy(p, "\"ts\":1.500,\"dur\":5.000", 22);
+    f = fopen(b, "w");
+    fputs(text, f);
+    fclose(f);
+    CHECK_EQ(0, cli("diff --time-unit us a.json b.json"));
+    /* Phases: Dataloader changed most, so it comes first. */
+    const char *phases = strstr(out_text, "Phases (Overview)");
+    CHECK(phases != NULL);
+    if (phases) {
+        const char *first = strchr(strchr(phases, '\n') + 1, '\n') + 1;
+        CHECK(strncmp(first, "Dataloader ", 11) == 0);
+        CHECK(strstr(first, "+4.500") != NULL);
+        CHECK(strstr(first, "+900.0%") != NULL);
+    }
+    CHECK_EQ(0, cli("diff --per-step a.json b.json"));
+    CHECK(strstr(out_text, "times per step") != NULL);
+}
+
+int main(void)
+{
+    CHECK(mkdtemp(dir) != NULL);
+    RUN_TEST(test_cli_usage_errors_exit_2);
+    RUN_TEST(test_cli_help_for_each_command);
+    RUN_TEST(test_cli_bad_input_exits_1_naming_the_file);
+    RUN_TEST(test_cli_convert_keeps_the_tables);
+    RUN_TEST(test_cli_info);
+    RUN_TEST(test_cli_diff);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return TEST_SUMMARY();
+}

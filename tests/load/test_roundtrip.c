@@ -1,0 +1,379 @@
+/* test_roundtrip.c: a result saved and loaded again prints exactly the same
+ * tables as the live one. Results come from the fixture (several threads,
+ * nesting, names with odd bytes, instants, counter samples, memory events,
+ * runtime calls, kernels, an unattributed kernel, drops and counters) and
+ * from a real recorded span. Every view, sorted two ways, merged and per
+ * thread, plus torch's table and every event's fields, are compared byte for
+ * byte: .pb for everything, .json for CPU-only data. */
+#include "fixture.h"
+#include "load.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define US 1000ll
+#define T0 1795000000000000000ll
+
+static char dir[] = "/tmp/sp_roundtrip_XXXXXX";
+
+static char *path_of(const char *name)
+{
+    static char path[4][256];
+    static int i;
+    i = (i + 1) % 4;
+    snprintf(path[i], sizeof path[i], "%s/%s", dir, name);
+    return path[i];
+}
+
+/* Event flags the JSON cannot carry (UNCLOSED) are masked when set. */
+static unsigned flag_mask = ~0u;
+
+/* Every table of a result as one text. */
+static char *all_tables(const sp_result *r)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    CHECK(f != NULL);
+    if (!f) return NULL;
+    static const sp_sorted_key sorts[] = {SP_SORTED_CPU_TOTAL, SP_SORTED_GPU_AVG};
+    for (int s = 0; s < 2; s++)
+        for (int sep = 0; sep < 2; sep++)
+            for (int detail = 0; detail < 2; detail++) {
+                sp_summary_options o;
+                sp_summary_options_init(&o);
+                o.sorted_by = sorts[s];
+                o.thread_sep = sep;
+                o.op_detail = detail;
+                o.time_unit = "us";
+                CHECK_OK(sp_result_summary(r, &o, f));
+            }
+    CHECK_OK(sp_result_table_torch(r, NULL, -1, f));
+    CHECK_OK(sp_result_table_torch(r, "count", 5, f));
+    /* The events themselves, flags and values included. */
+    int64_t s0, s1;
+    sp_result_span(r, &s0, &s1);
+    fprintf(f, "span %u %lld %lld\n", sp_result_span_index(r), (long long)s0, (long long)s1);
+    for (int c = 0; c < SP_COUNTER_COUNT; c++) fprintf(f, "%llu ", (unsigned long long)sp_result_counter(r, c));
+    for (size_t t = 0; t < sp_result_thread_count(r); t++) {
+        sp_thread_info ti;
+        CHECK_OK(sp_result_thread(r, t, &ti));
+        fprintf(f, "\nthread %llu %s %zu %llu\n", (unsigned long long)ti.tid, ti.name, ti.event_count,
+                (unsigned long long)ti.dropped);
+        for (size_t i = 0; i < ti.event_count; i++) {
+            sp_event_info e;
+            CHECK_OK(sp_result_event(r, t, i, &e));
+            fprintf(f, "%s|%d|%u|%lld|%lld|%lld|%u|%.17g\n", e.name, (int)e.type, e.flags & flag_mask, (long long)e.start_ns,
+                    (long long)e.end_ns, (long long)e.parent, e.depth, e.value);
+        }
+    }
+    fclose(f);
+    return text;
+}
+
+static void check_same(const sp_result *live, const sp_result *loaded)
+{
+    char *a = all_tables(live), *b = all_tables(loaded);
+    CHECK(a && b);
+    if (a && b && strcmp(a, b) != 0) {
+        /* Show the first differing line. */
+        const char *p = a, *q = b;
+        while (*p && *p == *q) p++, q++;
+        while (p > a && p[-1] != '\n') p--, q--;
+        fprintf(stderr, "first difference:\nlive:   %.200s\nloaded: %.200s\n", p, q);
+        CHECK(0);
+    }
+    free(a);
+    free(b);
+}
+
+static sp_result *load(const char *path)
+{
+    sp_result *r = NULL;
+    CHECK_OK(sp_result_load(path, NULL, &r));
+    return r;
+}
+
+/* Two host threads with nesting, odd names, marks and memory; GPU work
+ * when gpu is set. */
+static sp_result *fixture_result(int gpu)
+{
+    sp_result *r = sp__result_new();
+    r->span_start_ns = T0;
+    r->span_end_ns = T0 + 3000 * US;
+    r->span_index = 7;
+    r->meta.pid = 4321;
+    snprintf(r->meta.process_name, sizeof r->meta.process_name, "train");
+    r->meta.cpu_process = 0.4375;
+    r->meta.cpu_system = 0.8125;
+    r->meta.profile_memory = 1;
+    const fixture_range main_ranges[] = {
+        {"ProfileStep#0", SP_EVENT_PROFILE_STEP, T0 + 0, T0 + 1000 * US},
+        {"DataLoader", SP_EVENT_DATALOADER, T0 + 10 * US, T0 + 200 * US},
+        {"forward", SP_EVENT_FORWARD, T0 + 210 * US, T0 + 600 * US},
+        {"matmul", SP_EVENT_OPERATOR, T0 + 220 * US, T0 + 400 * US},
+        {"matmul compute", SP_EVENT_OPERATOR_INNER, T0 + 230 * US, T0 + 390 * US},
+        {"launch", SP_EVENT_DYGRAPH_KERNEL_LAUNCH, T0 + 240 * US, T0 + 250 * US},
+        {"relu", SP_EVENT_OPERATOR, T0 + 410 * US, T0 + 500 * US},
+        {"backward", SP_EVENT_BACKWARD, T0 + 610 * US, T0 + 900 * US},
+        {"relu_grad", SP_EVENT_OPERATOR, T0 + 620 * US, T0 + 700 * US},
+        {"sgd", SP_EVENT_OPTIMIZATION, T0 + 910 * US, T0 + 990 * US},
+        {"ProfileStep#1", SP_EVENT_PROFILE_STEP, T0 + 1000 * US, T0 + 2000 * US},
+        {"DataLoader", SP_EVENT_DATALOADER, T0 + 1010 * US, T0 + 1100 * US},
+        {"forward", SP_EVENT_FORWARD, T0 + 1110 * US, T0 + 1500 * US},
+        {"matmul", SP_EVENT_OPERATOR, T0 + 1120 * US, T0 + 1300 * US},
+        {"python op", SP_EVENT_PYTHON_OP, T0 + 1510 * US, T0 + 1600 * US},
+        {"static launch", SP_EVENT_STATIC_KERNEL_LAUNCH, T0 + 1520 * US, T0 + 1530 * US},
+    };
+    fixture_add_thread(r, 100, "main", main_ranges, sizeof main_ranges / sizeof *main_ranges);
+    const fixture_range worker_ranges[] = {
+        {"load_batch", SP_EVENT_USER_DEFINED, T0 + 5 * US, T0 + 800 * US},
+        {"decode", SP_EVENT_PYTHON_USER_DEFINED, T0 + 100 * US, T0 + 300 * US},
+        {"overlaps decode", SP_EVENT_USER_DEFINED, T0 + 200 * US, T0 + 900 * US},
+        {"comm", SP_EVENT_COMMUNICATION, T0 + 1000 * US, T0 + 1200 * US},
+    };
+    fixture_add_thread(r, 200, "load_worker_0", worker_ranges, 4);
+    r->counters[SP_COUNTER_OVERLAP] = 1;
+    /* Names with odd bytes: quotes, control characters, invalid UTF-8. */
+    sp__thread *w = &r->threads[1];
+    static const char odd[] = "we\"ird\\na\tme \x01\xff\xfe end";
+    sp__event *e = &w->events[3];
+    e->name = sp__names_from_bytes(&r->names, odd, sizeof odd - 1);
+    r->counters[SP_COUNTER_INVALID_UTF8] = 1;
+    /* An instant and a counter sample, appended in start order and renested. */
+    sp__thread *m = &r->threads[0];
+    sp__event *grown = sp__realloc(m->events, sizeof *grown * (m->count + 2));
+    CHECK(grown != NULL);
+    m->events = grown;
+    m->events[m->count++] = (sp__event){T0 + 1700 * US, T0 + 1700 * US, sp__names_from_ptr(&r->names, "mark"),
+                                        SP_EVENT_USER_DEFINED, SP_EVENT_FLAG_INSTANT, 0, -1, 0, 0};
+    m->events[m->count++] = (sp__event){T0 + 1800 * US, T0 + 1800 * US, sp__names_from_ptr(&r->names, "queue depth"),
+                                        SP_EVENT_USER_DEFINED, SP_EVENT_FLAG_COUNTER, 0, -1, 0, 0.1 + 0.2};
+    m->cap = m->count;
+    m->events[9].flags |= SP_EVENT_FLAG_UNCLOSED; /* sgd */
+    r->counters[SP_COUNTER_UNCLOSED_RANGES] = 1;
+    sp__tree_build(m->events, m->count);
+    /* Memory: peaks are running maxima, as the JSON reader rebuilds them. */
+    fixture_add_mem(r, m, T0 + 230 * US, SP_MEM_ALLOCATE, "Place(cpu)", 0x1000, 4096, 4096, 8192, 4096, 8192);
+    fixture_add_mem(r, m, T0 + 420 * US, SP_MEM_ALLOCATE, "Place(cpu)", 0x2000, 1024, 5120, 8192, 5120, 8192);
+    fixture_add_mem(r, m, T0 + 620 * US, SP_MEM_FREE, "Place(cpu)", 0x1000, -4096, 1024, 8192, 5120, 8192);
+    fixture_add_mem(r, m, T0 + 2500 * US, SP_MEM_RESERVED_FREE, "Place(cpu)", 0, -4096, 1024, 4096, 5120, 8192);
+    fixture_add_mem(r, w, T0 + 150 * US, SP_MEM_ALLOCATE, "Place(cpu)", 0x3000, 64, 1088, 4096, 5120, 8192);
+    r->threads[1].dropped = 3;
+    r->counters[SP_COUNTER_HOST_DROPPED] = 3;
+    if (gpu) {
+        fixture_add_mem(r, m, T0 + 2600 * US, SP_MEM_ALLOCATE, "Place(gpu:0)", 0x7f00, 1 << 20, 1 << 20, 2 << 20,
+                        1 << 20, 2 << 20);
+        fixture_add_runtime(r, m, "cudaLaunchKernel_v7000", T0 + 241 * US, T0 + 245 * US, 11);
+        fixture_add_runtime(r, m, "cudaMemcpyAsync_v3020", T0 + 420 * US, T0 + 430 * US, 12);
+        fixture_add_runtime(r, m, "cuLaunchKernel", T0 + 1125 * US, T0 + 1130 * US, 13);
+        m->runtimes[2].driver = 1;
+        fixture_add_runtime(r, &r->threads[1], "cudaLaunchKernel_v7000", T0 + 1010 * US, T0 + 1020 * US, 14);
+        fixture_add_device(r, "gemm_kernel", SP_EVENT_KERNEL, T0 + 300 * US, T0 + 700 * US, 0, 7, 11);
+        fixture_add_device(r, "MEMCPY_HtoD", SP_EVENT_MEMCPY, T0 + 710 * US, T0 + 720 * US, 0, 7, 12);
+        r->devices[1].bytes = 65536;
+        fixture_add_device(r, "triton_kernel", SP_EVENT_KERNEL, T0 + 1200 * US, T0 + 1250 * US, 0, 8, 13);
+        fixture_add_device(r, "ncclAllReduce", SP_EVENT_KERNEL, T0 + 1030 * US, T0 + 1190 * US, 0, 9, 14);
+        fixture_add_device(r, "MEMSET", SP_EVENT_MEMSET, T0 + 1260 * US, T0 + 1261 * US, 0, 7, 15);
+        fixture_add_device(r, "orphan_kernel", SP_EVENT_KERNEL, T0 + 1300 * US, T0 + 1400 * US, 0, 7, 99);
+    }
+    CHECK_EQ(0, sp__attribute(r));
+    return r;
+}
+
+static void test_roundtrip_pb_keeps_every_table(void)
+{
+    sp_result *live = fixture_result(1);
+    const char *path = path_of("fixture.pb");
+    CHECK_OK(sp_result_export_protobuf(live, path));
+    sp_result *loaded = load(path);
+    if (loaded) check_same(live, loaded);
+    /* Saved again, the file is the same byte for byte. */
+    const char *again = path_of("again.pb");
+    if (loaded) CHECK_OK(sp_result_export_protobuf(loaded, again));
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "cmp -s %s %s", path, again);
+    CHECK_EQ(0, system(cmd));
+    /* sp_result_export with SP_FORMAT_PROTOBUF writes the same file. */
+    const char *via_export = path_of("via_export.pb");
+    CHECK_OK(sp_result_export(live, via_export, SP_FORMAT_PROTOBUF));
+    snprintf(cmd, sizeof cmd, "cmp -s %s %s", path, via_export);
+    CHECK_EQ(0, system(cmd));
+    /* GPU records came back attributed as before. */
+    if (loaded) {
+        CHECK_EQ(live->device_count, loaded->device_count);
+        for (size_t d = 0; d < live->device_count && d < loaded->device_count; d++) {
+            CHECK_EQ(live->devices[d].thread, loaded->devices[d].thread);
+            CHECK_EQ(live->devices[d].runtime, loaded->devices[d].runtime);
+            CHECK_EQ(live->devices[d].bytes, loaded->devices[d].bytes);
+        }
+        CHECK_EQ(1, loaded->threads[0].runtimes[2].driver);
+        CHECK_EQ(5, loaded->threads[0].mem_count);
+    }
+    sp_result_release(loaded);
+    sp_result_release(live);
+}
+
+static void test_roundtrip_json_keeps_cpu_tables(void)
+{
+    sp_result *live = fixture_result(0);
+    const char *formats[] = {"fixture.json", "fixture.json.gz"};
+    for (int i = 0; i < 2; i++) {
+        const char *path = path_of(formats[i]);
+        CHECK_OK(sp_result_export(live, path, SP_FORMAT_AUTO));
+        sp_result *loaded = load(path);
+        if (!loaded) continue;
+        /* Drop counts per thread are not in the JSON; the rest is. */
+        loaded->threads[1].dropped = live->threads[1].dropped;
+        flag_mask = ~(unsigned)SP_EVENT_FLAG_UNCLOSED;
+        check_same(live, loaded);
+        flag_mask = ~0u;
+        sp_result_release(loaded);
+    }
+    sp_result_release(live);
+}
+
+/* A span recorded for real: nested ranges, copied names, instants,
+ * counters, memory events, two threads. */
+static void *worker(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 3; i++) {
+        sp_range_begin(SP_EVENT_USER_DEFINED, "load_batch");
+        sp_range_begin_copy(SP_EVENT_PYTHON_USER_DEFINED, "decode \xc3\x28", 9);
+        sp_range_end();
+        sp_range_end();
+    }
+    return NULL;
+}
+
+#include <pthread.h>
+
+static void test_roundtrip_recorded_span(void)
+{
+    sp_options o;
+    sp_options_init(&o);
+    o.on_trace_ready = sp_handler_none();
+    o.profile_memory = true;
+    sp_profiler *p;
+    CHECK_OK(sp_profiler_create(&o, &p));
+    CHECK_OK(sp_profiler_start(p));
+    for (int step = 0; step < 3; step++) {
+        pthread_t th;
+        pthread_create(&th, NULL, worker, NULL);
+        sp_range_begin(SP_EVENT_DATALOADER, "DataLoader");
+        sp_range_end();
+        sp_range_begin(SP_EVENT_FORWARD, "forward");
+        sp_range_begin(SP_EVENT_OPERATOR, "matmul");
+        sp_mem_info mi = {0x1000, 256, 256, 512, 256, 512};
+        sp_memory_event(SP_MEM_ALLOCATE, "Place(cpu)", &mi);
+        sp_instant(SP_EVENT_USER_DEFINED, "checkpoint");
+        sp_counter("loss", 0.5 / (step + 1));
+        sp_range_end();
+        sp_range_end();
+        pthread_join(th, NULL);
+        CHECK_OK(sp_profiler_step(p, 32));
+    }
+    sp_range_begin(SP_EVENT_BACKWARD, "left open");
+    CHECK_OK(sp_profiler_stop(p));
+    const sp_result *live = sp_profiler_result(p);
+    CHECK(live != NULL);
+    if (live) {
+        const char *pb = path_of("recorded.pb"), *json = path_of("recorded.json");
+        CHECK_OK(sp_result_export_protobuf(live, pb));
+        CHECK_OK(sp_result_export(live, json, SP_FORMAT_JSON));
+        sp_result *a = load(pb), *b = load(json);
+        if (a) check_same(live, a);
+        /* The JSON lacks only per-thread drop counts (none here). */
+        flag_mask = ~(unsigned)SP_EVENT_FLAG_UNCLOSED;
+        if (b) check_same(live, b);
+        flag_mask = ~0u;
+        sp_result_release(a);
+        sp_result_release(b);
+    }
+    sp_range_end();
+    sp_profiler_destroy(p);
+}
+
+static void test_load_paddle_file(void)
+{
+    sp_result *r = load(SP_SOURCE_DIR "/tests/data/paddle_cpu_tiny.paddle_trace.pb");
+    CHECK(r != NULL);
+    if (!r) return;
+    CHECK_EQ(1, sp_result_thread_count(r));
+    sp_thread_info ti;
+    CHECK_OK(sp_result_thread(r, 0, &ti));
+    CHECK_EQ(86, ti.event_count);
+    sp_event_info e;
+    CHECK_OK(sp_result_event(r, 0, 0, &e));
+    CHECK_STR_EQ("ProfileStep#1", e.name);
+    CHECK_EQ(SP_EVENT_PROFILE_STEP, e.type);
+    CHECK_EQ(-1, e.parent);
+    char *text = all_tables(r);
+    CHECK(text && strstr(text, "Overview Summary") && strstr(text, "Operator Summary"));
+    free(text);
+    /* stepprof's own save of it loads to the same tables. */
+    const char *path = path_of("paddle_again.pb");
+    CHECK_OK(sp_result_export_protobuf(r, path));
+    sp_result *again = load(path);
+    if (again) check_same(r, again);
+    sp_result_release(again);
+    sp_result_release(r);
+}
+
+static void test_load_empty_result(void)
+{
+    sp_result *live = sp__result_new();
+    const char *pb = path_of("empty.pb"), *json = path_of("empty.json");
+    CHECK_OK(sp_result_export_protobuf(live, pb));
+    CHECK_OK(sp_result_export(live, json, SP_FORMAT_JSON));
+    sp_result *a = load(pb), *b = load(json);
+    if (a) check_same(live, a);
+    if (b) CHECK_EQ(0, sp_result_thread_count(b));
+    sp_result_release(a);
+    sp_result_release(b);
+    sp_result_release(live);
+}
+
+static void test_load_errors_name_the_file(void)
+{
+    sp_result *r = (sp_result *)1;
+    CHECK_EQ(SP_EINVAL, sp_result_load(NULL, NULL, &r));
+    CHECK_EQ(SP_EIO, sp_result_load(path_of("missing.pb"), NULL, &r));
+    CHECK(r == NULL);
+    CHECK(strstr(sp_last_error(), "missing.pb") != NULL);
+    const char *bad = path_of("bad.json");
+    FILE *f = fopen(bad, "w");
+    fputs("{\"traceEvents\":[{\"ph\":\"X\",}]}", f);
+    fclose(f);
+    CHECK_EQ(SP_EFORMAT, sp_result_load(bad, NULL, &r));
+    CHECK(strstr(sp_last_error(), "bad.json") != NULL);
+    CHECK(strstr(sp_last_error(), "at byte 26") != NULL);
+    const char *empty = path_of("empty");
+    f = fopen(empty, "w");
+    fclose(f);
+    CHECK_EQ(SP_EFORMAT, sp_result_load(empty, NULL, &r));
+    CHECK(strstr(sp_last_error(), "empty file") != NULL);
+    const char *junk = path_of("junk.pb");
+    f = fopen(junk, "w");
+    fputs("PK\x03\x04 this is a zip file", f);
+    fclose(f);
+    CHECK_EQ(SP_EFORMAT, sp_result_load(junk, NULL, &r));
+    CHECK(strstr(sp_last_error(), "junk.pb") != NULL);
+}
+
+int main(void)
+{
+    CHECK(mkdtemp(dir) != NULL);
+    RUN_TEST(test_roundtrip_pb_keeps_every_table);
+    RUN_TEST(test_roundtrip_json_keeps_cpu_tables);
+    RUN_TEST(test_roundtrip_recorded_span);
+    RUN_TEST(test_load_paddle_file);
+    RUN_TEST(test_load_empty_result);
+    RUN_TEST(test_load_errors_name_the_file);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return TEST_SUMMARY();
+}

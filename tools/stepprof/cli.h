@@ -1,0 +1,27 @@
+/* cli.h: the stepprof command-line tool (main.c dispatches, commands.c holds
+ * summary / convert / info, diff.c the before/after comparison). The tool
+ * uses only the public API (stepprof.h), as any program could.
+ * Exit codes: 0 success, 1 the input (or the output file) is bad, 2 wrong
+ * usage. Errors go to stderr as "stepprof: FILE: problem". */
+#ifndef SP_CLI_H
+#define SP_CLI_H
+
+#include <stepprof/stepprof.h>
+
+enum { CLI_OK = 0, CLI_BAD_INPUT = 1, CLI_USAGE = 2 };
+
+/* Each command gets the arguments after its name. */
+int cli_summary(int argc, char **argv);
+int cli_convert(int argc, char **argv);
+int cli_info(int argc, char **argv);
+int cli_diff(int argc, char **argv);
+
+/* Loads path (any format), with progress on a terminal. On failure prints
+ * the error and returns CLI_BAD_INPUT. */
+int cli_load(const char *path, sp_result **out);
+/* Prints "stepprof: <message>" and the command's usage hint; returns CLI_USAGE. */
+int cli_usage_error(const char *command, const char *fmt, ...);
+/* Whether arg is -h or --help. */
+int cli_is_help(const char *arg);
+
+#endif

@@ -1,0 +1,319 @@
+/* commands.c: `stepprof summary`, `convert` and `info`, and the loading and
+ * option parsing they share with diff.c. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- loading, with progress on a terminal ---- */
+
+typedef struct progress {
+    const char *path;
+    int shown;
+} progress;
+
+static void show_progress(uint64_t done, uint64_t total, void *user)
+{
+    progress *p = user;
+    if (total > 0)
+        fprintf(stderr, "\rstepprof: reading %s: %3d%%", p->path, (int)(done * 100 / total));
+    else
+        fprintf(stderr, "\rstepprof: reading %s: %llu MB", p->path, (unsigned long long)(done >> 20));
+    p->shown = 1;
+}
+
+int cli_load(const char *path, sp_result **out)
+{
+    sp_load_options opts;
+    sp_load_options_init(&opts);
+    progress p = {path, 0};
+    struct stat st;
+    /* Only files that take a while are worth a progress line. */
+    if (isatty(STDERR_FILENO) && stat(path, &st) == 0 && st.st_size > (16 << 20)) {
+        opts.progress = show_progress;
+        opts.progress_user = &p;
+    }
+    sp_status s = sp_result_load(path, &opts, out);
+    if (p.shown) fputc('\n', stderr);
+    if (s != SP_OK) {
+        fprintf(stderr, "stepprof: %s\n", sp_last_error());
+        return s == SP_EINVAL ? CLI_USAGE : CLI_BAD_INPUT;
+    }
+    return CLI_OK;
+}
+
+/* ---- summary ---- */
+
+static const char summary_help[] =
+    "usage: stepprof summary [OPTIONS] FILE\n"
+    "\n"
+    "Prints paddle's summary tables of a saved result (.pb, .json, .json.gz).\n"
+    "\n"
+    "options:\n"
+    "  --sorted-by KEY    CPUTotal (default), CPUAvg, CPUMax, CPUMin, GPUTotal,\n"
+    "                     GPUAvg, GPUMax, GPUMin: how Operator, Kernel and\n"
+    "                     UserDefined tables are sorted\n"
+    "  --views LIST       comma-separated views to print (default all): Device,\n"
+    "                     Overview, Model, Distributed, Kernel, Operator, Memory,\n"
+    "                     MemoryManipulation, UDF (paddle's SummaryView names, such\n"
+    "                     as OverView or OperatorView, work too)\n"
+    "  --time-unit UNIT   s, ms (default), us or ns\n"
+    "  --thread-sep       one table per thread instead of all threads merged\n"
+    "  --op-detail        inner rows under each operator (default)\n"
+    "  --no-op-detail     operators only\n"
+    "  --torch [SORT]     torch's key_averages().table() instead, sorted by\n"
+    "                     self_cpu_time_total (default), cpu_time_total,\n"
+    "                     cpu_time_avg or count\n";
+
+static const char *const sort_names[] = {"CPUTotal", "CPUAvg", "CPUMax", "CPUMin",
+                                         "GPUTotal", "GPUAvg", "GPUMax", "GPUMin"};
+
+static int parse_sort(const char *s, sp_sorted_key *out)
+{
+    for (int i = 0; i < 8; i++)
+        if (strcasecmp(s, sort_names[i]) == 0) {
+            *out = (sp_sorted_key)i;
+            return 0;
+        }
+    return -1;
+}
+
+static const char *const view_names[] = {"Device", "Overview", "Model", "Distributed", "Kernel",
+                                         "Operator", "Memory", "MemoryManipulation", "UDF"};
+
+/* One view name: "Operator", "operator", "OperatorView", "OverView". */
+static int parse_view(const char *s, size_t len, unsigned *bits)
+{
+    char name[32];
+    if (len == 0 || len >= sizeof name) return -1;
+    memcpy(name, s, len);
+    name[len] = '\0';
+    if (len > 4 && strcasecmp(name + len - 4, "view") == 0) name[len - 4] = '\0';
+    if (strcasecmp(name, "Over") == 0) strcpy(name, "Overview");
+    for (int v = 0; v < 9; v++)
+        if (strcasecmp(name, view_names[v]) == 0) {
+            *bits |= 1u << v;
+            return 0;
+        }
+    return -1;
+}
+
+static int parse_views(const char *list, unsigned *bits)
+{
+    *bits = 0;
+    for (const char *p = list;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (parse_view(p, len, bits) != 0) return -1;
+        if (!comma) return 0;
+        p = comma + 1;
+    }
+}
+
+int cli_summary(int argc, char **argv)
+{
+    sp_summary_options opts;
+    sp_summary_options_init(&opts);
+    const char *file = NULL, *torch = NULL;
+    int use_torch = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (cli_is_help(a)) {
+            fputs(summary_help, stdout);
+            return CLI_OK;
+        }
+        if (strcmp(a, "--sorted-by") == 0 || strcmp(a, "--views") == 0 || strcmp(a, "--time-unit") == 0) {
+            if (i + 1 >= argc) return cli_usage_error("summary", "%s needs a value", a);
+            const char *v = argv[++i];
+            if (strcmp(a, "--sorted-by") == 0) {
+                if (parse_sort(v, &opts.sorted_by) != 0)
+                    return cli_usage_error("summary", "unknown sort key '%s'", v);
+            } else if (strcmp(a, "--views") == 0) {
+                if (parse_views(v, &opts.views) != 0)
+                    return cli_usage_error("summary", "unknown view in '%s'", v);
+            } else {
+                if (strcmp(v, "s") && strcmp(v, "ms") && strcmp(v, "us") && strcmp(v, "ns"))
+                    return cli_usage_error("summary", "unknown time unit '%s' (s, ms, us or ns)", v);
+                opts.time_unit = v;
+            }
+        } else if (strcmp(a, "--thread-sep") == 0) {
+            opts.thread_sep = true;
+        } else if (strcmp(a, "--op-detail") == 0) {
+            opts.op_detail = true;
+        } else if (strcmp(a, "--no-op-detail") == 0) {
+            opts.op_detail = false;
+        } else if (strcmp(a, "--torch") == 0) {
+            use_torch = 1;
+            if (i + 1 < argc && argv[i + 1][0] != '-' && (strcmp(argv[i + 1], "self_cpu_time_total") == 0 ||
+                                                           strcmp(argv[i + 1], "cpu_time_total") == 0 ||
+                                                           strcmp(argv[i + 1], "cpu_time_avg") == 0 ||
+                                                           strcmp(argv[i + 1], "count") == 0))
+                torch = argv[++i];
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return cli_usage_error("summary", "unknown option '%s'", a);
+        } else if (file) {
+            return cli_usage_error("summary", "one FILE expected, got '%s' and '%s'", file, a);
+        } else {
+            file = a;
+        }
+    }
+    if (!file) return cli_usage_error("summary", "FILE missing");
+    sp_result *r;
+    int rc = cli_load(file, &r);
+    if (rc != CLI_OK) return rc;
+    sp_status s = use_torch ? sp_result_table_torch(r, torch, -1, stdout) : sp_result_summary(r, &opts, stdout);
+    sp_result_release(r);
+    if (s != SP_OK) {
+        fprintf(stderr, "stepprof: %s: %s\n", file, sp_last_error());
+        return CLI_BAD_INPUT;
+    }
+    return fflush(stdout) == 0 ? CLI_OK : CLI_BAD_INPUT;
+}
+
+/* ---- convert ---- */
+
+static const char convert_help[] =
+    "usage: stepprof convert FILE -o OUT [--format json|json.gz|pb]\n"
+    "\n"
+    "Writes a saved result in another format, chosen by OUT's name: .pb for\n"
+    "paddle's NodeTreesProto, .gz for gzip-compressed Chrome-trace JSON,\n"
+    "anything else for Chrome-trace JSON; --format overrides the name. OUT\n"
+    "appears whole or not at all. JSON keeps host events only (no GPU records).\n";
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+int cli_convert(int argc, char **argv)
+{
+    const char *file = NULL, *out = NULL, *format = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (cli_is_help(a)) {
+            fputs(convert_help, stdout);
+            return CLI_OK;
+        }
+        if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strcmp(a, "--format") == 0) {
+            if (i + 1 >= argc) return cli_usage_error("convert", "%s needs a value", a);
+            if (strcmp(a, "--format") == 0)
+                format = argv[++i];
+            else
+                out = argv[++i];
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return cli_usage_error("convert", "unknown option '%s'", a);
+        } else if (file) {
+            return cli_usage_error("convert", "one FILE expected, got '%s' and '%s'", file, a);
+        } else {
+            file = a;
+        }
+    }
+    if (!file) return cli_usage_error("convert", "FILE missing");
+    if (!out || !*out) return cli_usage_error("convert", "-o OUT missing");
+    int pb;
+    sp_format fmt = SP_FORMAT_JSON;
+    if (format) {
+        if (strcmp(format, "pb") == 0) {
+            pb = 1;
+        } else if (strcmp(format, "json") == 0 || strcmp(format, "json.gz") == 0) {
+            pb = 0;
+            fmt = strcmp(format, "json") == 0 ? SP_FORMAT_JSON : SP_FORMAT_JSON_GZ;
+        } else {
+            return cli_usage_error("convert", "unknown format '%s' (json, json.gz or pb)", format);
+        }
+    } else {
+        pb = ends_with(out, ".pb");
+        fmt = ends_with(out, ".gz") ? SP_FORMAT_JSON_GZ : SP_FORMAT_JSON;
+    }
+    sp_result *r;
+    int rc = cli_load(file, &r);
+    if (rc != CLI_OK) return rc;
+    if (isatty(STDERR_FILENO)) fprintf(stderr, "stepprof: writing %s\n", out);
+    sp_status s = pb ? sp_result_export_protobuf(r, out) : sp_result_export(r, out, fmt);
+    sp_result_release(r);
+    if (s != SP_OK) {
+        fprintf(stderr, "stepprof: %s\n", sp_last_error());
+        return CLI_BAD_INPUT;
+    }
+    return CLI_OK;
+}
+
+/* ---- info ---- */
+
+static const char info_help[] =
+    "usage: stepprof info FILE\n"
+    "\n"
+    "Describes a saved result: its span (index and time range), each thread\n"
+    "with its events (ranges, instants, counter samples) and dropped events,\n"
+    "the events by type, and the span's counters (drops and repairs).\n";
+
+static void print_time(const char *label, int64_t ns)
+{
+    time_t secs = (time_t)(ns / 1000000000);
+    struct tm tm;
+    char when[32] = "?";
+    if (gmtime_r(&secs, &tm)) strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+    printf("%s%s.%09lld UTC (%lld ns)\n", label, when, (long long)(ns % 1000000000), (long long)ns);
+}
+
+int cli_info(int argc, char **argv)
+{
+    const char *file = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            fputs(info_help, stdout);
+            return CLI_OK;
+        }
+        if (argv[i][0] == '-' && argv[i][1] != '\0') return cli_usage_error("info", "unknown option '%s'", argv[i]);
+        if (file) return cli_usage_error("info", "one FILE expected, got '%s' and '%s'", file, argv[i]);
+        file = argv[i];
+    }
+    if (!file) return cli_usage_error("info", "FILE missing");
+    sp_result *r;
+    int rc = cli_load(file, &r);
+    if (rc != CLI_OK) return rc;
+    int64_t start, end;
+    sp_result_span(r, &start, &end);
+    printf("file: %s\n", file);
+    printf("span: %u\n", sp_result_span_index(r));
+    print_time("start: ", start);
+    print_time("end:   ", end);
+    printf("duration: %.6f ms\n", (double)(end - start) / 1e6);
+    size_t threads = sp_result_thread_count(r);
+    uint64_t by_type[SP_EVENT_TYPE_COUNT] = {0}, total = 0;
+    printf("threads: %zu\n", threads);
+    for (size_t t = 0; t < threads; t++) {
+        sp_thread_info ti;
+        if (sp_result_thread(r, t, &ti) != SP_OK) continue;
+        uint64_t instants = 0, counters = 0;
+        for (size_t i = 0; i < ti.event_count; i++) {
+            sp_event_info e;
+            if (sp_result_event(r, t, i, &e) != SP_OK) continue;
+            if (e.flags & SP_EVENT_FLAG_INSTANT) instants++;
+            if (e.flags & SP_EVENT_FLAG_COUNTER) counters++;
+            if ((unsigned)e.type < SP_EVENT_TYPE_COUNT) by_type[e.type]++;
+        }
+        total += ti.event_count;
+        printf("  thread %llu (%s): %zu events (%llu ranges, %llu instants, %llu counter samples), %llu dropped\n",
+               (unsigned long long)ti.tid, ti.name, ti.event_count,
+               (unsigned long long)(ti.event_count - instants - counters), (unsigned long long)instants,
+               (unsigned long long)counters, (unsigned long long)ti.dropped);
+    }
+    printf("events: %llu\n", (unsigned long long)total);
+    for (int k = 0; k < SP_EVENT_TYPE_COUNT; k++)
+        if (by_type[k]) printf("  %-20s %llu\n", sp_event_type_name((sp_event_type)k), (unsigned long long)by_type[k]);
+    printf("dropped: %llu\n", (unsigned long long)sp_result_counter(r, SP_COUNTER_HOST_DROPPED));
+    printf("counters:");
+    for (int c = 0; c < SP_COUNTER_COUNT; c++)
+        printf(" %s=%llu", sp_counter_name((sp_counter_kind)c),
+               (unsigned long long)sp_result_counter(r, (sp_counter_kind)c));
+    printf("\n");
+    sp_result_release(r);
+    return fflush(stdout) == 0 ? CLI_OK : CLI_BAD_INPUT;
+}
