@@ -66,7 +66,8 @@ CONTEXT = [
     ("torch_record_function_ns", "torch.profiler.record_function while profiling, ns"),
 ]
 
-METRIC = re.compile(r"^metric (\S+) (\S+) (\S+)(?: .*?min (\S+) max (\S+))?")
+NUMBER = r"([-+0-9.eE]+)"
+METRIC = re.compile(r"^metric (\S+) (\S+) (\S+)(?: .*?min " + NUMBER + r".*?max " + NUMBER + ")?")
 
 
 def run(cmd, metrics, notes):
