@@ -110,6 +110,9 @@ sp_status sp__collect_span(const sp__sync *start, const sp__span_meta *meta, sp_
 
 /* Builds parent, depth and overlap flags of one thread's events, sorting
  * them by (start asc, end desc). Returns the number of partial overlaps. */
+/* qsort order of nesting: start ascending, end descending, ranges before
+ * marks at equal intervals. */
+int sp__event_order(const void *a, const void *b);
 uint64_t sp__tree_build(sp__event *events, size_t count);
 
 /* The warning a scheduler deserves when a profiler adopts it (ready == 0),

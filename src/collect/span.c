@@ -106,20 +106,13 @@ static int added_goes_first(const sp__event *a, const sp__event *b)
     return a->start_ns < b->start_ns || (a->start_ns == b->start_ns && a->end_ns >= b->end_ns);
 }
 
-static int by_interval(const void *pa, const void *pb)
-{
-    const sp__event *a = pa, *b = pb;
-    if (a->start_ns != b->start_ns) return a->start_ns < b->start_ns ? -1 : 1;
-    return a->end_ns > b->end_ns ? -1 : a->end_ns < b->end_ns;
-}
-
 /* Merges the added ranges into the thread's events, keeping start order. */
 static void merge_added(collector *c)
 {
     sp__thread *t = c->thread;
     size_t n = c->added_count;
     if (n == 0) return;
-    qsort(c->added, n, sizeof *c->added, by_interval);
+    qsort(c->added, n, sizeof *c->added, sp__event_order);
     sp__event *e = sp__realloc(t->events, sizeof *e * (t->count + n));
     if (!e) {
         c->failed = 1;

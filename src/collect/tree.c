@@ -25,9 +25,7 @@ static int by_start_end(const void *pa, const void *pb)
     return ia < ib ? -1 : ia > ib;
 }
 
-/* The fallback when there is no memory for the index: sorts in place, so
- * only the order of exactly equal intervals may differ. */
-static int by_interval(const void *pa, const void *pb)
+int sp__event_order(const void *pa, const void *pb)
 {
     const sp__event *a = pa, *b = pb;
     if (a->start_ns != b->start_ns) return a->start_ns < b->start_ns ? -1 : 1;
@@ -41,7 +39,7 @@ static void sort_events(sp__event *events, size_t count)
     sp__event *sorted = order ? sp__alloc(sizeof *sorted * count) : NULL;
     if (!sorted) {
         sp__free(order);
-        qsort(events, count, sizeof *events, by_interval);
+        qsort(events, count, sizeof *events, sp__event_order);
         return;
     }
     for (size_t i = 0; i < count; i++) order[i] = (uint32_t)i;
@@ -56,7 +54,7 @@ static void sort_events(sp__event *events, size_t count)
 static int in_order(const sp__event *events, size_t count)
 {
     for (size_t i = 1; i < count; i++)
-        if (by_interval(&events[i - 1], &events[i]) > 0) return 0;
+        if (sp__event_order(&events[i - 1], &events[i]) > 0) return 0;
     return 1;
 }
 

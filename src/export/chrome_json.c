@@ -107,12 +107,18 @@ static void put_time(writer *w, const char *key, int64_t ns)
 }
 
 /* Appends `,"pid":<pid>,"tid":<tid>`. */
-static void put_track(writer *w, uint64_t tid)
+/* Appends `,"pid":<pid>,"tid":` (the tid follows). */
+static void put_pid(writer *w)
 {
     sp__buf_puts(w->b, ",\"pid\":");
     if (w->r->meta.pid < 0) sp__buf_putc(w->b, '-');
     put_u64(w->b, (uint64_t)(w->r->meta.pid < 0 ? -w->r->meta.pid : w->r->meta.pid));
     sp__buf_puts(w->b, ",\"tid\":");
+}
+
+static void put_track(writer *w, uint64_t tid)
+{
+    put_pid(w);
     put_u64(w->b, tid);
 }
 
@@ -226,10 +232,9 @@ static const char *render_head(writer *w, const sp__event *e, uint8_t key, size_
     sp__buf_puts(w->b, category(e, name));
     sp__buf_puts(w->b, instant ? "\",\"s\":\"t\",\"name\":" : "\",\"name\":");
     put_event_name(w, e, name);
-    put_track(w, 0);
+    put_pid(w); /* the tid is written per thread */
     w->b = out;
     if (w->scratch.failed) return NULL;
-    w->scratch.len--; /* the tid, written per thread */
     sp__json_head_store(&w->heads, e->name, key, w->scratch.data, w->scratch.len);
     return sp__json_head_find(&w->heads, e->name, key, len);
 }
