@@ -29,6 +29,28 @@ demo: build
 	@echo "Open the trace in https://ui.perfetto.dev (Open trace file) or chrome://tracing."
 	@echo "Compare data loading on worker threads: make demo DEMO_ARGS='--workers 4'"
 
+# The GPU example (examples/gpu_train): a toy MLP in CUDA kernels, steps
+# [10, 15) profiled with the GPU target. Needs nvcc to build (CMake looks for
+# it when the build directory is configured) and a CUDA device to run; says
+# which one is missing otherwise.
+GPU_DEMO_OUT ?= $(BUILD)/gpu_demo/profiler_log
+.PHONY: gpu-demo
+gpu-demo: build
+	@if [ ! -x $(BUILD)/examples/gpu_train ]; then \
+		echo "gpu-demo: $(BUILD)/examples/gpu_train was not built: CMake found no CUDA compiler (nvcc)."; \
+		echo "  Install the CUDA toolkit or put nvcc on PATH (or set CUDACXX), then: rm -rf $(BUILD) && make gpu-demo"; \
+		exit 1; \
+	fi
+	@echo "== stepprof GPU demo: a toy MLP in CUDA kernels, steps [10, 15) profiled with the GPU target"
+	@$(BUILD)/examples/gpu_train --out $(GPU_DEMO_OUT); rc=$$?; \
+	if [ $$rc -eq 77 ]; then \
+		echo "gpu-demo: no usable CUDA device on this machine (see the line above); nothing was profiled."; \
+		exit 1; \
+	fi; \
+	exit $$rc
+	@echo "Open the trace in https://ui.perfetto.dev: kernels, copies and memsets on the GPU 0 track,"
+	@echo "each linked by an arrow to its launch on the training thread."
+
 test: test-default test-asan test-python test-fuzz
 
 test-default: build

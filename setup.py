@@ -40,7 +40,22 @@ def generate_protobuf():
                            "--proto_path=" + os.path.join(HERE, "src", "export"), proto])
 
 
+def find_cupti():
+    """The folders holding cupti.h and cuda.h, or None: as CMakeLists.txt, the
+    CUPTI recorder compiles only where CUPTI's headers exist (src/gpu), and
+    nothing links against CUDA (libcupti and libcuda are dlopen'ed)."""
+    homes = [os.environ.get("CUDA_HOME", ""), "/usr/local/cuda"]
+    cupti = [os.path.join(h, d) for h in homes if h for d in ("include", "extras/CUPTI/include")]
+    cuda = [os.path.join(h, "include") for h in homes if h]
+    cupti_dir = next((d for d in cupti if os.path.exists(os.path.join(d, "cupti.h"))), None)
+    cuda_dir = next((d for d in cuda if os.path.exists(os.path.join(d, "cuda.h"))), None)
+    if not cupti_dir or not cuda_dir:
+        return None
+    return sorted({cupti_dir, cuda_dir})
+
+
 generate_protobuf()
+cupti_dirs = find_cupti()
 core_sources = rel("src/**/*.c") + [os.path.join(GEN_DIR, "nodetree.pb-c.c")]
 ext_sources = rel("python/_stepprof/*.c")
 private_dirs = sorted({os.path.dirname(p) for p in core_sources})  # GEN_DIR included
@@ -48,8 +63,8 @@ private_dirs = sorted({os.path.dirname(p) for p in core_sources})  # GEN_DIR inc
 core = Extension(
     "stepprof._core",
     sources=core_sources + ext_sources,
-    include_dirs=["include", "src"] + private_dirs,
-    define_macros=[("_POSIX_C_SOURCE", "200809L")],
+    include_dirs=["include", "src"] + private_dirs + (cupti_dirs or []),
+    define_macros=[("_POSIX_C_SOURCE", "200809L")] + ([("SP_HAVE_CUPTI", "1")] if cupti_dirs else []),
     # As CMakeLists.txt, less -Werror: a newer compiler must not break installs.
     extra_compile_args=[
         "-std=c11", "-Wall", "-Wextra", "-Wshadow", "-Wstrict-prototypes",

@@ -64,6 +64,13 @@ CONTEXT = [
     ("model_s", "analysis model build of the same span, s"),
     ("python_record_event_not_recording_ns", "Python RecordEvent while not recording, ns"),
     ("torch_record_function_ns", "torch.profiler.record_function while profiling, ns"),
+    ("gpu_launch_untraced", "GPU: empty-kernel launch, untraced, ns (issue 6)"),
+    ("gpu_launch_traced", "GPU: the same launch traced by stepprof (CPU+GPU), ns"),
+    ("gpu_launch_traced_cpu", "GPU: the same launch, stepprof CPU only, ns"),
+    ("gpu_trace_overhead", "GPU: stepprof traced / untraced launch cost, x"),
+    ("torch_launch_untraced", "GPU: torch add_ launch, untraced, ns"),
+    ("torch_launch_traced", "GPU: the same under torch.profiler (CUDA), ns"),
+    ("torch_trace_overhead", "GPU: torch.profiler traced / untraced, x"),
 ]
 
 NUMBER = r"([-+0-9.eE]+)"
@@ -91,6 +98,14 @@ def run(cmd, metrics, notes):
         lo = float(m.group(4)) if m.group(4) else None
         hi = float(m.group(5)) if m.group(5) else None
         metrics[m.group(1)] = (value, m.group(3), lo, hi)
+
+
+def run_gpu(cmd, metrics, notes):
+    """A GPU benchmark: exit 77 or a "skip:" line means no GPU here."""
+    before = len(notes)
+    run(cmd, metrics, notes)
+    if len(notes) > before and notes[-1].endswith("exited with 77"):
+        notes[-1] = f"`{' '.join(cmd)}`: no GPU on this machine, skipped"
 
 
 def first_line(cmd):
@@ -178,6 +193,12 @@ def main():
             run([path], metrics, notes)
         else:
             notes.append(f"{path} is not built")
+    gpu = os.path.join(args.build, "bench", "bench_gpu")
+    if os.path.exists(gpu):
+        run_gpu([gpu], metrics, notes)
+    else:
+        notes.append(f"{gpu} is not built (no nvcc): GPU tracing overhead not measured")
+    run_gpu([sys.executable, "bench/bench_gpu_torch.py"], metrics, notes)
     venv_python = os.path.join(args.build, "python-venv", "bin", "python")
     if os.path.exists(venv_python):
         run([venv_python, "bench/bench_python.py"], metrics, notes)

@@ -66,8 +66,11 @@ static inline void fixture_add_device(sp_result *r, const char *name, sp_event_t
     CHECK(d != NULL);
     if (!d) return;
     r->devices = d;
-    d[r->device_count++] = (sp__device_rec){start_ns, end_ns, sp__names_from_ptr(&r->names, name),
-                                            (uint8_t)type, device, 1, stream, correlation, 0, -2, -2};
+    d[r->device_count++] = (sp__device_rec){.start_ns = start_ns, .end_ns = end_ns,
+                                            .name = sp__names_from_ptr(&r->names, name),
+                                            .type = (uint8_t)type, .device = device, .context = 1,
+                                            .stream = stream, .correlation = correlation,
+                                            .thread = -2, .runtime = -2};
 }
 
 /* Appends a synthetic memory event to thread t (type: 0 Allocate, 1 Free,
@@ -84,6 +87,65 @@ static inline void fixture_add_mem(sp_result *r, sp__thread *t, int64_t ts_ns, i
     m[t->mem_count++] = (sp__mem_event){ts_ns, (uint8_t)type, sp__names_from_ptr(&r->names, place),
                                         addr, bytes, current_allocated, current_reserved,
                                         peak_allocated, peak_reserved, -2};
+}
+
+/* Appends an op supplement to thread t. inputs is a "|"-separated list of
+ * "key:dtype:d0xd1x..." tensors (e.g. "X:float32:8x16|Y:float32:16"); each
+ * tensor becomes its own key, as the encoding of collect.h allows. */
+static inline void fixture_add_op(sp_result *r, sp__thread *t, int64_t ts_ns, const char *op_type,
+                                  const char *callstack, const char *inputs)
+{
+    sp__op_supplement *o = sp__realloc(t->ops, sizeof *o * (t->op_count + 1));
+    CHECK(o != NULL);
+    if (!o) return;
+    t->ops = o;
+    uint64_t words[256];
+    size_t n = 0, keys_at[2] = {0, 0};
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", inputs);
+    for (int pass = 0; pass < 2; pass++) { /* 0: shapes, 1: dtypes */
+        keys_at[pass] = n;
+        words[n++] = 0;
+        char copy[512];
+        memcpy(copy, buf, sizeof copy);
+        char *save = NULL;
+        for (char *tensor = strtok_r(copy, "|", &save); tensor && *tensor; tensor = strtok_r(NULL, "|", &save)) {
+            char *key = tensor, *dtype = strchr(key, ':'), *dims = dtype ? strchr(dtype + 1, ':') : NULL;
+            if (!dtype || !dims) break;
+            *dtype++ = '\0';
+            *dims++ = '\0';
+            words[keys_at[pass]]++;
+            words[n++] = sp__names_from_bytes(&r->names, key, strlen(key));
+            words[n++] = 1; /* one tensor under this key */
+            if (pass == 1) {
+                words[n++] = sp__names_from_bytes(&r->names, dtype, strlen(dtype));
+                continue;
+            }
+            size_t rank_at = n++;
+            words[rank_at] = 0;
+            for (char *d = dims; *d;) {
+                words[n++] = strtoull(d, &d, 10);
+                words[rank_at]++;
+                if (*d == 'x') d++;
+                else break;
+            }
+        }
+    }
+    uint64_t *w = sp__realloc(t->op_words, sizeof *w * (t->op_word_count + n));
+    CHECK(w != NULL);
+    if (!w) return;
+    memcpy(w + t->op_word_count, words, sizeof *w * n);
+    t->op_words = w;
+    size_t i = t->op_count++;
+    t->ops[i] = (sp__op_supplement){
+        .ts_ns = ts_ns,
+        .op_type = sp__names_from_ptr(&r->names, op_type),
+        .callstack = sp__names_from_ptr(&r->names, callstack),
+        .op_id = i + 1,
+        .words = t->op_word_count,
+        .host = -2,
+    };
+    t->op_word_count += n;
 }
 
 /* Compares text with tests/golden/<name>; with SP_UPDATE_GOLDEN set, writes

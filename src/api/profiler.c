@@ -23,6 +23,7 @@ struct sp_profiler {
     int started, stopped;
     int holds_tracers;
     int busy_reported;
+    int gpu_reported;   /* the GPU-unavailable line was logged */
     sp__sync span_start; /* valid while recording a span */
     sp__cpu_sample cpu_start;
     uint64_t step_begin_ticks;
@@ -87,6 +88,19 @@ void sp_options_init(sp_options *opts)
 
 /* ---- tracer actions (semantics.md §3.4) ---- */
 
+/* Arms CUPTI when the targets ask for the GPU, or when they are the default
+ * and the process uses CUDA. Unavailable: one line, then the CPU only. */
+static void prepare_gpu(sp_profiler *p)
+{
+    unsigned targets = p->opts.targets;
+    int asked = (targets & SP_TARGET_GPU) != 0;
+    if (!asked && !(targets == 0 && sp__gpu_cuda_in_process())) return;
+    char why[512];
+    if (sp__gpu_prepare(why, sizeof why) == 0 || p->gpu_reported) return;
+    p->gpu_reported = 1;
+    sp__profiler_warn(p, "%s", why);
+}
+
 static sp_status prepare(sp_profiler *p)
 {
     pthread_mutex_lock(&owner_lock);
@@ -103,6 +117,7 @@ static sp_status prepare(sp_profiler *p)
     }
     p->holds_tracers = 1;
     p->busy_reported = 0;
+    prepare_gpu(p);
     sp__record_set_cap(p->opts.buffer_cap_bytes);
     sp__record_set_memory(p->opts.profile_memory);
     sp__record_set_active(1);
@@ -112,6 +127,7 @@ static sp_status prepare(sp_profiler *p)
 static void start_span(sp_profiler *p)
 {
     sp__record_discard(); /* READY's records only warmed the buffers */
+    sp__gpu_discard();
     sp__clock_sync(&p->span_start);
     sp__cpu_sample_take(&p->cpu_start);
 }
@@ -123,6 +139,7 @@ static void release(sp_profiler *p)
     sp__record_set_memory(0);
     sp__record_discard();
     sp__record_trim();
+    sp__gpu_release();
     pthread_mutex_lock(&owner_lock);
     if (owner == p) owner = NULL;
     pthread_mutex_unlock(&owner_lock);
@@ -205,6 +222,7 @@ static sp_status transition(sp_profiler *p, sp_state next)
         start_span(p);
     } else if (prev == SP_STATE_RECORD && next == SP_STATE_READY) {
         sp__record_discard();
+        sp__gpu_discard();
     }
     p->state = p->holds_tracers ? next : SP_STATE_CLOSED;
     if (collected) fire_trace_ready(p);
@@ -246,10 +264,17 @@ static sp_status check_options(const sp_options *o)
     return SP_OK;
 }
 
+/* A GPU asked for but not there is said at creation, as paddle says it;
+ * XPU and custom devices have no tracer. */
 static void warn_targets(sp_profiler *p)
 {
     static const char *const names[] = {"CPU", "GPU", "XPU", "CUSTOM_DEVICE"};
-    for (int bit = 1; bit < 4; bit++)
+    char why[512];
+    if ((p->opts.targets & SP_TARGET_GPU) && sp__gpu_probe(why, sizeof why) != 0) {
+        p->gpu_reported = 1;
+        sp__profiler_warn(p, "%s", why);
+    }
+    for (int bit = 2; bit < 4; bit++)
         if (p->opts.targets & (1u << bit))
             sp__profiler_warn(p, "Profiling %s is not supported in current context.", names[bit]);
 }

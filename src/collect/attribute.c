@@ -5,7 +5,8 @@
  * still attached to the range containing its start (counted as straddling),
  * and a device record without a runtime call stays in the result as
  * unattributed (counted), so it still appears in the device tables.
- * Memory events attach to the innermost host range containing them (§5.1.7). */
+ * Memory events and op supplements attach to the innermost host range
+ * containing them (§5.1.7). */
 #include "collect.h"
 
 #include <stdlib.h>
@@ -42,9 +43,10 @@ static int32_t innermost_at(const sp__thread *t, int64_t ts)
     return -1;
 }
 
-static void attach_memory(sp__thread *t)
+static void attach_memory_and_ops(sp__thread *t)
 {
     for (size_t k = 0; k < t->mem_count; k++) t->mems[k].host = innermost_at(t, t->mems[k].ts_ns);
+    for (size_t k = 0; k < t->op_count; k++) t->ops[k].host = innermost_at(t, t->ops[k].ts_ns);
 }
 
 static void attach_runtimes(sp_result *r, sp__thread *t)
@@ -79,7 +81,7 @@ int sp__attribute(sp_result *r)
     size_t runtimes = 0;
     for (size_t i = 0; i < r->thread_count; i++) {
         attach_runtimes(r, &r->threads[i]);
-        attach_memory(&r->threads[i]);
+        attach_memory_and_ops(&r->threads[i]);
         runtimes += r->threads[i].runtime_count;
     }
     size_t size = 16;

@@ -5,6 +5,7 @@
 #ifndef SP_COLLECT_H
 #define SP_COLLECT_H
 
+#include "gpu.h"
 #include "names.h"
 #include "record.h"
 #include "sys.h"
@@ -47,6 +48,7 @@ typedef struct sp__device_rec {
     /* attribution: the runtime call that launched it, thread -1 = unattributed */
     int32_t thread;       /* index in the result's threads */
     int32_t runtime;      /* index in that thread's runtimes */
+    sp__device_detail detail; /* by type: kernel launch, copy kinds, memset kind */
 } sp__device_rec;
 
 /* A memory event (semantics.md §4): an allocation or free reported by an
@@ -60,6 +62,22 @@ typedef struct sp__mem_event {
     uint64_t current_allocated, current_reserved, peak_allocated, peak_reserved;
     int32_t host;   /* attribution: innermost host event containing ts_ns, -1 = thread root */
 } sp__mem_event;
+
+/* An operator supplement (paddle's OperatorSupplementEvent): the input
+ * shapes, dtypes and call stack of an op, kept on the thread that ran it.
+ * Its inputs are encoded in the thread's op_words from `words` on:
+ *   shapes: nkeys, then per key: key name id, nshapes, then per shape:
+ *           rank, dims...;
+ *   dtypes: nkeys, then per key: key name id, ndtypes, dtype name ids...
+ * sp__op_inputs_* (result.c) read them back. */
+typedef struct sp__op_supplement {
+    int64_t ts_ns;
+    uint32_t op_type;   /* id in the result's names */
+    uint32_t callstack; /* id in the result's names; frames joined by ";", "" for none */
+    uint64_t op_id;
+    size_t words;       /* offset in the thread's op_words */
+    int32_t host;       /* attribution: innermost host event containing ts_ns, -1 = thread root */
+} sp__op_supplement;
 
 /* Instants and counter samples: zero-length marks that get a parent but are
  * never a parent. */
@@ -79,6 +97,10 @@ typedef struct sp__thread {
     size_t runtime_count;
     sp__mem_event *mems;   /* in time order; attributed by sp__attribute */
     size_t mem_count;
+    sp__op_supplement *ops; /* in time order; attributed by sp__attribute */
+    size_t op_count;
+    uint64_t *op_words;     /* the ops' encoded inputs */
+    size_t op_word_count;
 } sp__thread;
 
 /* Metadata copied from the profiler's options and the process. */
@@ -99,6 +121,8 @@ struct sp_result {
     size_t thread_count;
     sp__device_rec *devices; /* every device record of the span */
     size_t device_count;
+    sp__device_props *device_props; /* every visible CUDA device, in id order */
+    size_t device_prop_count;
     sp__names names;
     sp__span_meta meta;
 };
@@ -124,12 +148,23 @@ const char *sp__scheduler_warning(const sp_scheduler *s);
  * its start (counting those that end after that range: straddling_runtime),
  * and links each device record to its runtime call by correlation id (a
  * duplicate id: the last runtime wins, counted; no runtime: unattributed,
- * counted, kept). Idempotent. Returns 0 or -1 (out of memory). */
+ * counted, kept). Memory events and op supplements attach to the innermost
+ * host range containing their time (§5.1 step 7). Idempotent. Returns 0 or
+ * -1 (out of memory). */
 int sp__attribute(sp_result *r);
+
+/* Moves a GPU recorder batch into r (gpu_records.c): API calls to their
+ * threads (sorted by tid already; a missing thread is added), device records
+ * and properties to r, the batch's drop counts to r's counters; records that
+ * start outside r's span are counted as out_of_window. Times in ticks go
+ * through map. Call before sp__attribute. Returns 0 or -1 (out of memory). */
+int sp__collect_gpu(sp_result *r, const sp__gpu_batch *b, const sp__tick_map *map);
 
 /* Result construction helpers (result.c). */
 sp_result *sp__result_new(void);
 void sp__result_free(sp_result *r);
 const char *sp__result_name(const sp_result *r, uint32_t id);
+/* The properties of CUDA device id, or NULL when the result has none. */
+const sp__device_props *sp__result_device_props(const sp_result *r, uint32_t id);
 
 #endif

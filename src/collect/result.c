@@ -24,14 +24,25 @@ void sp__result_free(sp_result *r)
         sp__free(r->threads[i].events);
         sp__free(r->threads[i].runtimes);
         sp__free(r->threads[i].mems);
+        sp__free(r->threads[i].ops);
+        sp__free(r->threads[i].op_words);
     }
     sp__free(r->threads);
     sp__free(r->devices);
+    sp__free(r->device_props);
     sp__names_fini(&r->names);
     sp__free(r);
 }
 
 const char *sp__result_name(const sp_result *r, uint32_t id) { return sp__names_get(&r->names, id); }
+
+const sp__device_props *sp__result_device_props(const sp_result *r, uint32_t id)
+{
+    if (id < r->device_prop_count && r->device_props[id].id == id) return &r->device_props[id];
+    for (size_t i = 0; i < r->device_prop_count; i++)
+        if (r->device_props[i].id == id) return &r->device_props[i];
+    return NULL;
+}
 
 sp_result *sp_result_retain(const sp_result *result)
 {

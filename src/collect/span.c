@@ -312,11 +312,16 @@ static int merge_threads(sp_result *r)
 
 sp_status sp__collect_span(const sp__sync *start, const sp__span_meta *meta, sp_result **out)
 {
+    /* The GPU batch first: taking it synchronises the devices, so every
+     * kernel launched in the span has finished before the span ends. */
+    sp__gpu_batch gpu = {0};
+    if (sp__gpu_active()) (void)sp__gpu_take(&gpu); /* a failure is counted in the batch */
     sp__sync stop;
     sp__clock_sync(&stop);
     collector c = {0};
     c.r = sp__result_new();
     if (!c.r) {
+        sp__gpu_batch_free(&gpu);
         sp__record_discard(); /* keep the buffers bounded even so */
         return sp__fail(SP_ENOMEM, "out of memory collecting the span");
     }
@@ -335,6 +340,8 @@ sp_status sp__collect_span(const sp__sync *start, const sp__span_meta *meta, sp_
         sp__thread *t = &c.r->threads[i];
         c.r->counters[SP_COUNTER_OVERLAP] += sp__tree_build(t->events, t->count);
     }
+    if (!c.failed && sp__collect_gpu(c.r, &gpu, &c.map) != 0) c.failed = 1;
+    sp__gpu_batch_free(&gpu);
     if (!c.failed && sp__attribute(c.r) != 0) c.failed = 1;
     if (c.failed || c.r->names.failed) {
         sp__result_free(c.r);

@@ -3,9 +3,13 @@
  * and HTA read. Names are escaped and repaired, so any bytes give valid JSON;
  * times are microseconds with exactly three decimals after the base time, so
  * nanosecond order survives. The file streams out through sp__out, so memory
- * stays bounded by the flush size, not the trace size. */
+ * stays bounded by the flush size, not the trace size. GPU records and op
+ * supplements are written by json_gpu.c, which relies on the External id
+ * rule kept here: every host event but instants and counters takes the next
+ * id, in write order. */
 #include "export.h"
 #include "json_escape.h"
+#include "json_gpu.h"
 #include "json_heads.h"
 
 #include <stdio.h>
@@ -48,7 +52,7 @@ int64_t sp__base_time_ns(void)
 
 /* Appends v in decimal. Hand-written because printf was the exporter's
  * largest cost (docs/performance.md). */
-static void put_u64(sp__buf *b, uint64_t v)
+void sp__json_put_u64(sp__buf *b, uint64_t v)
 {
     char digits[20];
     size_t n = 0;
@@ -86,6 +90,8 @@ static char *us_at(char *p, int64_t ns)
     return p + 4;
 }
 
+#define put_u64 sp__json_put_u64
+
 static char *text_at(char *p, const char *text, size_t len)
 {
     memcpy(p, text, len);
@@ -94,17 +100,19 @@ static char *text_at(char *p, const char *text, size_t len)
 
 /* Appends `,"key":` then ns as microseconds with exactly three decimals
  * (negative values are clamped to 0, trace-format.md §3). */
-static void put_time(writer *w, const char *key, int64_t ns)
+void sp__json_put_time(sp__buf *b, const char *key, int64_t ns)
 {
     if (ns < 0) ns = 0;
-    sp__buf_puts(w->b, ",\"");
-    sp__buf_puts(w->b, key);
-    sp__buf_puts(w->b, "\":");
-    put_u64(w->b, (uint64_t)ns / 1000);
+    sp__buf_puts(b, ",\"");
+    sp__buf_puts(b, key);
+    sp__buf_puts(b, "\":");
+    put_u64(b, (uint64_t)ns / 1000);
     unsigned frac = (unsigned)((uint64_t)ns % 1000);
     char tail[4] = {'.', (char)('0' + frac / 100), (char)('0' + frac / 10 % 10), (char)('0' + frac % 10)};
-    sp__buf_append(w->b, tail, sizeof tail);
+    sp__buf_append(b, tail, sizeof tail);
 }
+
+static void put_time(writer *w, const char *key, int64_t ns) { sp__json_put_time(w->b, key, ns); }
 
 /* Appends `,"pid":<pid>,"tid":<tid>`. */
 /* Appends `,"pid":<pid>,"tid":` (the tid follows). */
@@ -149,40 +157,52 @@ static const char *category(const sp__event *e, const char *name)
     }
 }
 
+int sp__json_event_is_op(const sp_result *r, const sp__event *e)
+{
+    if (e->type == SP_EVENT_OPERATOR || e->type == SP_EVENT_DATALOADER) return 1;
+    return e->type == SP_EVENT_COMMUNICATION && is_collective(sp__result_name(r, e->name));
+}
+
 static int starts_with(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-static void put_joined(writer *w, const char *prefix, const char *s, size_t len, const char *suffix)
+static void put_joined(sp__buf *out, const char *prefix, const char *s, size_t len,
+                       const char *suffix)
 {
     sp__buf b;
     sp__buf_init(&b);
     sp__buf_puts(&b, prefix);
     sp__buf_append(&b, s, len);
     sp__buf_puts(&b, suffix);
-    sp__json_put_string(w->b, b.data ? b.data : "", b.len);
-    if (b.failed) w->b->failed = 1;
+    sp__json_put_string(out, b.data ? b.data : "", b.len);
+    if (b.failed) out->failed = 1;
     sp__buf_fini(&b);
 }
 
 /* The JSON spelling of a recorded name (trace-format.md §6): paddle's
  * "ProfileStep#N" becomes torch's "ProfilerStep#N", and a Dataloader range
  * gets the enumerate(DataLoader)#...__next__ form the plugin looks for. */
-static void put_event_name(writer *w, const sp__event *e, const char *name)
+static void put_event_name(sp__buf *out, const sp__event *e, const char *name)
 {
     size_t len = strlen(name);
     if (e->type == SP_EVENT_PROFILE_STEP && starts_with(name, "ProfileStep#")) {
-        put_joined(w, "ProfilerStep#", name + 12, len - 12, "");
+        put_joined(out, "ProfilerStep#", name + 12, len - 12, "");
         return;
     }
     int wrapped = e->type == SP_EVENT_DATALOADER &&
                   !(starts_with(name, "enumerate(DataLoader)#") && len >= 9 &&
                     strcmp(name + len - 9, ".__next__") == 0);
     if (wrapped)
-        put_joined(w, "enumerate(DataLoader)#", name, len, ".__next__");
+        put_joined(out, "enumerate(DataLoader)#", name, len, ".__next__");
     else
-        sp__json_put_string(w->b, name, len);
+        sp__json_put_string(out, name, len);
+}
+
+void sp__json_put_event_name(sp__buf *b, const sp_result *r, const sp__event *e)
+{
+    put_event_name(b, e, sp__result_name(r, e->name));
 }
 
 static void put_metadata(writer *w, const char *what, int64_t pid, uint64_t tid, const char *key,
@@ -231,7 +251,7 @@ static const char *render_head(writer *w, const sp__event *e, uint8_t key, size_
     sp__buf_puts(w->b, instant ? "{\"ph\":\"i\",\"cat\":\"" : "{\"ph\":\"X\",\"cat\":\"");
     sp__buf_puts(w->b, category(e, name));
     sp__buf_puts(w->b, instant ? "\",\"s\":\"t\",\"name\":" : "\",\"name\":");
-    put_event_name(w, e, name);
+    put_event_name(w->b, e, name);
     put_pid(w); /* the tid is written per thread */
     w->b = out;
     if (w->scratch.failed) return NULL;
@@ -270,9 +290,12 @@ static int put_event_fast(writer *w, const sp__event *e)
     return 1;
 }
 
-static void put_event(writer *w, const sp__thread *t, const sp__event *e)
+/* A host event; op >= 0 names the op supplement whose args it carries
+ * (those lines are rendered in full). */
+static void put_event(writer *w, const sp__thread *t, const sp__event *e, int32_t op)
 {
-    if (!(e->flags & SP_EVENT_FLAG_COUNTER) && w->heads.count && put_event_fast(w, e)) return;
+    if (op < 0 && !(e->flags & SP_EVENT_FLAG_COUNTER) && w->heads.count && put_event_fast(w, e))
+        return;
     const char *name = sp__result_name(w->r, e->name);
     const char *type_name = sp_event_type_name((sp_event_type)e->type);
     if (e->flags & SP_EVENT_FLAG_COUNTER) {
@@ -292,7 +315,7 @@ static void put_event(writer *w, const sp__thread *t, const sp__event *e)
     sp__buf_puts(w->b, instant ? "{\"ph\":\"i\",\"cat\":\"" : "{\"ph\":\"X\",\"cat\":\"");
     sp__buf_puts(w->b, category(e, name));
     sp__buf_puts(w->b, instant ? "\",\"s\":\"t\",\"name\":" : "\",\"name\":");
-    put_event_name(w, e, name);
+    put_event_name(w->b, e, name);
     put_track(w, t->tid);
     put_time(w, "ts", e->start_ns - w->base_ns);
     if (!instant) put_time(w, "dur", e->end_ns - e->start_ns);
@@ -301,6 +324,7 @@ static void put_event(writer *w, const sp__thread *t, const sp__event *e)
         sp__buf_puts(w->b, "\"External id\":");
         put_u64(w->b, ++w->next_external_id);
         sp__buf_putc(w->b, ',');
+        if (op >= 0) sp__json_put_op_args(w->b, w->r, t, (size_t)op);
     }
     sp__buf_puts(w->b, "\"Event Type\":\"");
     sp__buf_puts(w->b, type_name);
@@ -369,8 +393,10 @@ static void put_header(writer *w, const char *path)
     static const char *const size_vars[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", NULL};
     const sp_result *r = w->r;
     (void)path;
+    sp__buf_puts(w->b, "{\"schemaVersion\":1,\"deviceProperties\":");
+    sp__json_put_device_props(w->b, r);
     sp__buf_printf(w->b,
-                   "{\"schemaVersion\":1,\"deviceProperties\":[],\n"
+                   ",\n"
                    "\"distributedInfo\":{\"backend\": \"nccl\", \"rank\": %ld, \"world_size\": %ld},\n"
                    "\"stepprof_version\":\"%s\",\"span_indx\":%u,\n\"ExtraInfo\":{",
                    env_number(rank_vars, 0), env_number(size_vars, 1), SP_VERSION_STRING,
@@ -411,35 +437,60 @@ static void prepare_lines(writer *w)
     if (sp__json_heads_init(&w->heads, w->r->names.count) != 0) w->heads.count = 0;
 }
 
+/* One thread's events, with its runtime calls merged in start order when it
+ * has any (json_gpu.c), then its memory events. */
+static void put_thread(writer *w, sp__json_gpu *g, size_t i)
+{
+    const sp__thread *t = &w->r->threads[i];
+    char *p = u64_at(w->track, t->tid);
+    p = text_at(p, ",\"ts\":", 6);
+    w->track_len = (size_t)(p - w->track);
+    const int32_t *ops = sp__json_gpu_thread(g, i);
+    if (t->runtime_count == 0 && !ops) {
+        for (size_t j = 0; j < t->count; j++) {
+            put_event(w, t, &t->events[j], -1);
+            sp__out_maybe_flush(w->out);
+        }
+    } else {
+        for (size_t j = 0; j < t->count; j++) {
+            if (t->runtime_count) sp__json_put_runtimes_until(g, i, &t->events[j]);
+            put_event(w, t, &t->events[j], ops ? ops[j] : -1);
+            sp__out_maybe_flush(w->out);
+        }
+        sp__json_put_runtimes_rest(g, i);
+    }
+    for (size_t j = 0; j < t->mem_count; j++) {
+        put_memory(w, t, &t->mems[j]);
+        sp__out_maybe_flush(w->out);
+    }
+}
+
 static sp_status write_trace(const sp_result *r, const char *path, int gzip)
 {
     writer w = {0};
+    sp__json_gpu g;
     sp_status s = sp__out_open(&w.out, path, gzip);
     if (s != SP_OK) return s;
     w.b = sp__out_buf(w.out);
     w.r = r;
     w.base_ns = sp__base_time_ns();
+    prepare_lines(&w);
+    if (sp__json_gpu_init(&g, r, w.out, w.base_ns, &w.heads) != 0) {
+        sp__json_heads_fini(&w.heads);
+        sp__buf_fini(&w.scratch);
+        sp__out_abort(w.out);
+        return sp__fail(SP_ENOMEM, "export: no memory for the GPU records of %s", path);
+    }
     put_header(&w, path);
     put_tracks(&w);
-    prepare_lines(&w);
-    for (size_t i = 0; i < r->thread_count; i++) {
-        const sp__thread *t = &r->threads[i];
-        char *p = u64_at(w.track, t->tid);
-        p = text_at(p, ",\"ts\":", 6);
-        w.track_len = (size_t)(p - w.track);
-        for (size_t j = 0; j < t->count; j++) {
-            put_event(&w, t, &t->events[j]);
-            sp__out_maybe_flush(w.out);
-        }
-        for (size_t j = 0; j < t->mem_count; j++) {
-            put_memory(&w, t, &t->mems[j]);
-            sp__out_maybe_flush(w.out);
-        }
-    }
+    sp__json_put_gpu_tracks(&g);
+    for (size_t i = 0; i < r->thread_count; i++) put_thread(&w, &g, i);
+    sp__json_put_device_tracks(&g);
     put_span_marker(&w);
     sp__buf_puts(w.b, "],\n\"traceName\":");
     put_str(&w, path);
     sp__buf_puts(w.b, "}\n");
+    sp__json_gpu_fini(&g);
     sp__json_heads_fini(&w.heads);
     sp__buf_fini(&w.scratch);
     return sp__out_commit(w.out);

@@ -22,7 +22,9 @@ typedef struct sp__json_heads {
 int sp__json_heads_init(sp__json_heads *h, uint32_t name_count);
 void sp__json_heads_fini(sp__json_heads *h);
 
-/* The cache key of a host event: its type and whether it is an instant. */
+/* The cache key of a host event: its type and whether it is an instant
+ * (1..81). json_gpu.c keeps its heads in the same cache under keys from
+ * 0x80 up: 0x80 runtime call, 0x81 driver call, 0x90 kernel. */
 static inline uint8_t sp__json_head_key(unsigned type, int instant)
 {
     return (uint8_t)(1u + type + (instant ? 64u : 0u));

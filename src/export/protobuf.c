@@ -16,6 +16,7 @@
  * ids, so any order is read alike. Every field paddle declares required is
  * written, stepprof's additions only when they differ from the default. */
 #include "export.h"
+#include "occupancy.h"
 #include "protobuf.h"
 
 #include <stdlib.h>
@@ -48,7 +49,7 @@ typedef struct writer {
     const sp_result *r;
     const sp__thread *t; /* thread being written, NULL for the synthetic thread 0 */
     uint64_t tid;
-    index runtimes, mems;
+    index runtimes, mems, ops;
     uint32_t *dev_offsets, *dev_order; /* devices of each runtime of the thread */
     uint32_t *unattributed;            /* device indexes without a runtime call */
     size_t unattributed_count;
@@ -69,6 +70,9 @@ typedef struct writer {
     Paddle__Platform__MemcpyEventInfoProto *memcpys;
     Paddle__Platform__MemsetEventInfoProto *memsets;
     size_t dev_cap;
+    sp__pb_scratch scratch; /* one node's op supplements */
+    sp__pb_op_node **op_ptrs;
+    size_t op_cap;
     int failed;
 } writer;
 
@@ -163,8 +167,7 @@ static void fill_device(writer *w, size_t slot, size_t d)
     e->correlation_id = dev->correlation;
     e->has_stepprof_index = 1;
     e->stepprof_index = d;
-    /* detail_info is set only for kernels, memcpys and memsets, as paddle does;
-     * stepprof keeps no launch details, so they are written as zeros. */
+    /* detail_info is set only for kernels, memcpys and memsets, as paddle does. */
     if (dev->type == SP_EVENT_KERNEL) {
         Paddle__Platform__KernelEventInfoProto *k = &w->kernels[slot];
         *k = (Paddle__Platform__KernelEventInfoProto)PADDLE__PLATFORM__KERNEL_EVENT_INFO_PROTO__INIT;
@@ -174,6 +177,22 @@ static void fill_device(writer *w, size_t slot, size_t d)
         k->has_registers_per_thread = k->has_local_memory_per_thread = 1;
         k->has_local_memory_total = k->has_queued = k->has_submitted = k->has_completed = 1;
         k->has_blocks_per_sm = k->has_warps_per_sm = k->has_occupancy = 1;
+        const sp__kernel_detail *kd = &dev->detail.kernel;
+        k->block_x = kd->block[0], k->block_y = kd->block[1], k->block_z = kd->block[2];
+        k->grid_x = kd->grid[0], k->grid_y = kd->grid[1], k->grid_z = kd->grid[2];
+        k->dynamic_shared_memory = kd->dynamic_shared;
+        k->static_shared_memory = kd->static_shared;
+        k->registers_per_thread = kd->registers;
+        k->local_memory_per_thread = kd->local_per_thread;
+        k->local_memory_total = kd->local_total;
+        k->queued = kd->queued_ns;
+        k->submitted = kd->submitted_ns;
+        k->completed = (uint64_t)dev->end_ns;
+        double blocks, warps, occupancy;
+        (void)sp__kernel_occupancy(sp__result_device_props(w->r, dev->device), kd, &blocks, &warps, &occupancy);
+        k->blocks_per_sm = (float)blocks;
+        k->warps_per_sm = (float)warps;
+        k->occupancy = (float)occupancy;
         e->detail_info_case = PADDLE__PLATFORM__DEVICE_TRACE_EVENT_PROTO__DETAIL_INFO_KERNEL_INFO;
         e->kernel_info = k;
     } else if (dev->type == SP_EVENT_MEMCPY) {
@@ -181,7 +200,9 @@ static void fill_device(writer *w, size_t slot, size_t d)
         *m = (Paddle__Platform__MemcpyEventInfoProto)PADDLE__PLATFORM__MEMCPY_EVENT_INFO_PROTO__INIT;
         m->has_num_bytes = 1;
         m->num_bytes = dev->bytes;
-        m->copy_kind = m->src_kind = m->dst_kind = (char *)"";
+        m->copy_kind = (char *)sp__gpu_copy_kind_name(dev->detail.copy.copy_kind);
+        m->src_kind = (char *)sp__gpu_memory_kind_name(dev->detail.copy.src_kind);
+        m->dst_kind = (char *)sp__gpu_memory_kind_name(dev->detail.copy.dst_kind);
         e->detail_info_case = PADDLE__PLATFORM__DEVICE_TRACE_EVENT_PROTO__DETAIL_INFO_MEMCPY_INFO;
         e->memcpy_info = m;
     } else if (dev->type == SP_EVENT_MEMSET) {
@@ -189,7 +210,8 @@ static void fill_device(writer *w, size_t slot, size_t d)
         *m = (Paddle__Platform__MemsetEventInfoProto)PADDLE__PLATFORM__MEMSET_EVENT_INFO_PROTO__INIT;
         m->has_num_bytes = m->has_value = 1;
         m->num_bytes = dev->bytes;
-        m->memory_kind = (char *)"";
+        m->memory_kind = (char *)sp__gpu_memory_kind_name(dev->detail.set.memory_kind);
+        m->value = dev->detail.set.value;
         e->detail_info_case = PADDLE__PLATFORM__DEVICE_TRACE_EVENT_PROTO__DETAIL_INFO_MEMSET_INFO;
         e->memset_info = m;
     }
@@ -296,6 +318,23 @@ static int fill_mems(writer *w, size_t k, size_t *count)
     return 0;
 }
 
+static int fill_ops(writer *w, size_t k, size_t *count)
+{
+    size_t n = 0;
+    sp__pb_scratch_reset(&w->scratch);
+    if (w->t && w->t->op_count) n = w->ops.offsets[k + 1] - w->ops.offsets[k];
+    void **arrays[] = {(void **)&w->op_ptrs};
+    const size_t sizes[] = {sizeof *w->op_ptrs};
+    if (grow(&w->op_cap, n, arrays, sizes, 1) != 0) return -1;
+    for (size_t i = 0; i < n; i++) {
+        const sp__op_supplement *op = &w->t->ops[w->ops.order[w->ops.offsets[k] + i]];
+        w->op_ptrs[i] = sp__pb_fill_op(&w->scratch, w->r, w->t, op, w->tid);
+        if (!w->op_ptrs[i]) return -1;
+    }
+    *count = n;
+    return 0;
+}
+
 /* Builds host node k (0 = root, else event k - 1) in node/host. */
 static int fill_node(writer *w, size_t k, sp__pb_host_node *node, sp__pb_host *h)
 {
@@ -338,6 +377,8 @@ static int fill_node(writer *w, size_t k, sp__pb_host_node *node, sp__pb_host *h
     node->runtime_nodes = node->n_runtime_nodes ? w->rt_ptrs : NULL;
     if (fill_mems(w, k, &node->n_mem_nodes) != 0) return -1;
     node->mem_nodes = node->n_mem_nodes ? w->mem_ptrs : NULL;
+    if (fill_ops(w, k, &node->n_op_supplement_nodes) != 0) return -1;
+    node->op_supplement_nodes = node->n_op_supplement_nodes ? w->op_ptrs : NULL;
     return 0;
 }
 
@@ -402,6 +443,10 @@ static int put_thread(writer *w, const sp__thread *t, uint64_t tid)
         build_index(&w->mems, events, t->mem_count, t->mems, sizeof *t->mems,
                     offsetof(sp__mem_event, host)) != 0)
         return -1;
+    if (t && t->op_count &&
+        build_index(&w->ops, events, t->op_count, t->ops, sizeof *t->ops,
+                    offsetof(sp__op_supplement, host)) != 0)
+        return -1;
     if (index_devices(w) != 0) return -1;
     sp__pb_thread head = PADDLE__PLATFORM__THREAD_NODE_TREE_PROTO__INIT;
     head.has_thread_id = 1;
@@ -422,6 +467,7 @@ static int put_thread(writer *w, const sp__thread *t, uint64_t tid)
     if (put_nodes(w, events + 1, 0) == SIZE_MAX) return -1;
     free_index(&w->runtimes);
     free_index(&w->mems);
+    free_index(&w->ops);
     return 0;
 }
 
@@ -441,7 +487,7 @@ static int collect_unattributed(writer *w)
 }
 
 /* The root message without thread trees: version, span index, extra info
- * (paddle's CPU utilisation keys) and stepprof's fields. */
+ * (paddle's CPU utilisation keys), device properties and stepprof's fields. */
 static int put_header(writer *w)
 {
     const sp_result *r = w->r;
@@ -488,7 +534,15 @@ static int put_header(writer *w)
     m.has_stepprof_cpu_process = m.has_stepprof_cpu_system = 1;
     m.stepprof_cpu_process = r->meta.cpu_process;
     m.stepprof_cpu_system = r->meta.cpu_system;
+    sp__pb_scratch_reset(&w->scratch);
+    sp__pb_device_prop **props = sp__pb_scratch_alloc(&w->scratch, sizeof *props * r->device_prop_count);
+    if (!props) return -1;
+    for (size_t i = 0; i < r->device_prop_count; i++)
+        if (!(props[i] = sp__pb_fill_device_prop(&w->scratch, &r->device_props[i]))) return -1;
+    m.n_device_property = r->device_prop_count;
+    m.device_property = r->device_prop_count ? props : NULL;
     put_message(w, &m.base, protobuf_c_message_get_packed_size(&m.base));
+    sp__pb_scratch_reset(&w->scratch);
     return 0;
 }
 
@@ -496,6 +550,9 @@ static void writer_fini(writer *w)
 {
     free_index(&w->runtimes);
     free_index(&w->mems);
+    free_index(&w->ops);
+    sp__pb_scratch_fini(&w->scratch);
+    sp__free(w->op_ptrs);
     sp__free(w->dev_offsets);
     sp__free(w->dev_order);
     sp__free(w->unattributed);

@@ -20,6 +20,9 @@ typedef Paddle__Platform__MemTraceEventNodeProto sp__pb_mem_node;
 typedef Paddle__Platform__MemTraceEventProto sp__pb_mem;
 typedef Paddle__Platform__ExtraInfoMap sp__pb_extra;
 typedef Paddle__Platform__StepprofCounterProto sp__pb_counter;
+typedef Paddle__Platform__OperatorSupplementEventNodeProto sp__pb_op_node;
+typedef Paddle__Platform__OperatorSupplementEventProto sp__pb_op;
+typedef Paddle__Platform__DevicePropertyProto sp__pb_device_prop;
 
 /* The version string paddle writes in NodeTreesProto.version. */
 #define SP__PB_VERSION "1.0.2"
@@ -41,6 +44,22 @@ enum {
 
 /* protobuf-c allocations go through sp__alloc (failure injection, one heap). */
 extern ProtobufCAllocator sp__pb_allocator;
+
+/* Blocks for the nested messages of one node, freed together
+ * (protobuf_ops.c). */
+typedef struct sp__pb_scratch {
+    void **blocks;
+    size_t count, cap;
+} sp__pb_scratch;
+
+void *sp__pb_scratch_alloc(sp__pb_scratch *s, size_t size); /* zeroed; NULL when out of memory */
+void sp__pb_scratch_reset(sp__pb_scratch *s);
+void sp__pb_scratch_fini(sp__pb_scratch *s);
+/* The message of op supplement op of thread t (its inputs decoded from
+ * t->op_words), or NULL when out of memory. Valid until the scratch resets. */
+sp__pb_op_node *sp__pb_fill_op(sp__pb_scratch *s, const sp_result *r, const sp__thread *t,
+                               const sp__op_supplement *op, uint64_t tid);
+sp__pb_device_prop *sp__pb_fill_device_prop(sp__pb_scratch *s, const sp__device_props *p);
 
 /* Writes r to path as NodeTreesProto; the file appears whole or not at all. */
 sp_status sp__export_protobuf(const sp_result *r, const char *path);

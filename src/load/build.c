@@ -8,6 +8,7 @@
 #include "load.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +42,7 @@ static void sanitize(sp_result *r)
             if (rt->end_ns < rt->start_ns) rt->end_ns = rt->start_ns;
         }
         for (size_t k = 0; k < t->mem_count; k++) t->mems[k].ts_ns = clamp_ns(t->mems[k].ts_ns);
+        for (size_t k = 0; k < t->op_count; k++) t->ops[k].ts_ns = clamp_ns(t->ops[k].ts_ns);
     }
     for (size_t d = 0; d < r->device_count; d++) {
         sp__device_rec *dev = &r->devices[d];
@@ -68,8 +70,7 @@ int sp__builder_init(sp__builder *b)
 void sp__builder_fini(sp__builder *b)
 {
     sp__result_free(b->r);
-    sp__free(b->runtimes_cap);
-    sp__free(b->mems_cap);
+    sp__free(b->caps);
     sp__free(b->dev_order);
     sp__free(b->by_tid);
     memset(b, 0, sizeof *b);
@@ -105,12 +106,9 @@ sp__thread *sp__builder_thread(sp__builder *b, uint64_t tid)
         sp__thread *t = sp__realloc(r->threads, sizeof *t * cap);
         if (!t) goto fail;
         r->threads = t;
-        size_t *rc = sp__realloc(b->runtimes_cap, sizeof *rc * cap);
-        if (!rc) goto fail;
-        b->runtimes_cap = rc;
-        size_t *mc = sp__realloc(b->mems_cap, sizeof *mc * cap);
-        if (!mc) goto fail;
-        b->mems_cap = mc;
+        sp__thread_caps *caps = sp__realloc(b->caps, sizeof *caps * cap);
+        if (!caps) goto fail;
+        b->caps = caps;
         b->threads_cap = cap;
     }
     size_t i = r->thread_count++;
@@ -118,7 +116,7 @@ sp__thread *sp__builder_thread(sp__builder *b, uint64_t tid)
     memset(t, 0, sizeof *t);
     t->tid = tid;
     t->name = sp__names_from_bytes(&r->names, "", 0);
-    b->runtimes_cap[i] = b->mems_cap[i] = 0;
+    memset(&b->caps[i], 0, sizeof b->caps[i]);
     if ((r->thread_count * 2 > b->by_tid_mask + 1) && rehash(b, (b->by_tid_mask + 1) * 2 < 16 ? 16 : (b->by_tid_mask + 1) * 2) != 0) {
         r->thread_count--;
         goto fail;
@@ -162,7 +160,7 @@ sp__event *sp__builder_event(sp__builder *b, sp__thread *t)
 sp__runtime *sp__builder_runtime(sp__builder *b, sp__thread *t)
 {
     size_t i = (size_t)(t - b->r->threads);
-    sp__runtime *rt = append(b, (void **)&t->runtimes, &t->runtime_count, &b->runtimes_cap[i], sizeof *rt);
+    sp__runtime *rt = append(b, (void **)&t->runtimes, &t->runtime_count, &b->caps[i].runtimes, sizeof *rt);
     if (rt) rt->host = -1;
     return rt;
 }
@@ -170,9 +168,27 @@ sp__runtime *sp__builder_runtime(sp__builder *b, sp__thread *t)
 sp__mem_event *sp__builder_mem(sp__builder *b, sp__thread *t)
 {
     size_t i = (size_t)(t - b->r->threads);
-    sp__mem_event *m = append(b, (void **)&t->mems, &t->mem_count, &b->mems_cap[i], sizeof *m);
+    sp__mem_event *m = append(b, (void **)&t->mems, &t->mem_count, &b->caps[i].mems, sizeof *m);
     if (m) m->host = -1;
     return m;
+}
+
+sp__op_supplement *sp__builder_op(sp__builder *b, sp__thread *t)
+{
+    size_t i = (size_t)(t - b->r->threads);
+    sp__op_supplement *o = append(b, (void **)&t->ops, &t->op_count, &b->caps[i].ops, sizeof *o);
+    if (!o) return NULL;
+    o->host = -1;
+    o->words = t->op_word_count;
+    o->callstack = sp__names_from_bytes(&b->r->names, "", 0);
+    return o;
+}
+
+void sp__builder_op_word(sp__builder *b, sp__thread *t, uint64_t word)
+{
+    size_t i = (size_t)(t - b->r->threads);
+    uint64_t *w = append(b, (void **)&t->op_words, &t->op_word_count, &b->caps[i].op_words, sizeof *w);
+    if (w) *w = word;
 }
 
 sp__device_rec *sp__builder_device(sp__builder *b, uint64_t order)
@@ -198,38 +214,47 @@ static int by_tid(const void *pa, const void *pb)
     return x < y ? -1 : x > y;
 }
 
-/* Memory events in time order; equal times keep their file order, which is
- * the recording order within one host node. */
-typedef struct mem_key {
+/* Memory events and op supplements go in time order; equal times keep their
+ * file order, which is the recording order within one host node. */
+typedef struct time_key {
     int64_t ts;
     size_t i;
-} mem_key;
+} time_key;
 
-static int by_mem_key(const void *pa, const void *pb)
+static int by_time_key(const void *pa, const void *pb)
 {
-    const mem_key *a = pa, *b = pb;
+    const time_key *a = pa, *b = pb;
     if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
     return a->i < b->i ? -1 : a->i > b->i;
 }
 
-static int sort_mems(sp__thread *t)
+static int64_t time_at(const void *items, size_t i, size_t size, size_t ts_offset)
+{
+    int64_t ts;
+    memcpy(&ts, (const char *)items + i * size + ts_offset, sizeof ts);
+    return ts;
+}
+
+/* Sorts *items (count of size bytes, an int64_t time at ts_offset) stably by
+ * time. Returns 0 or -1 (out of memory, *items unchanged). */
+static int sort_by_time(void **items, size_t count, size_t size, size_t ts_offset)
 {
     int sorted = 1;
-    for (size_t i = 1; i < t->mem_count && sorted; i++)
-        if (t->mems[i].ts_ns < t->mems[i - 1].ts_ns) sorted = 0;
+    for (size_t i = 1; i < count && sorted; i++)
+        if (time_at(*items, i, size, ts_offset) < time_at(*items, i - 1, size, ts_offset)) sorted = 0;
     if (sorted) return 0;
-    mem_key *keys = sp__alloc(sizeof *keys * t->mem_count);
-    sp__mem_event *out = sp__alloc(sizeof *out * t->mem_count);
+    time_key *keys = sp__alloc(sizeof *keys * count);
+    char *out = sp__alloc(size * count);
     if (!keys || !out) {
         sp__free(keys);
         sp__free(out);
         return -1;
     }
-    for (size_t i = 0; i < t->mem_count; i++) keys[i] = (mem_key){t->mems[i].ts_ns, i};
-    qsort(keys, t->mem_count, sizeof *keys, by_mem_key);
-    for (size_t i = 0; i < t->mem_count; i++) out[i] = t->mems[keys[i].i];
-    sp__free(t->mems);
-    t->mems = out;
+    for (size_t i = 0; i < count; i++) keys[i] = (time_key){time_at(*items, i, size, ts_offset), i};
+    qsort(keys, count, sizeof *keys, by_time_key);
+    for (size_t i = 0; i < count; i++) memcpy(out + i * size, (char *)*items + keys[i].i * size, size);
+    sp__free(*items);
+    *items = out;
     sp__free(keys);
     return 0;
 }
@@ -288,10 +313,13 @@ sp_status sp__builder_finish(sp__builder *b, int keep_counters, const char *path
     size_t kept = 0;
     for (size_t i = 0; i < r->thread_count; i++) {
         sp__thread *t = &r->threads[i];
-        if (t->count == 0 && t->dropped == 0 && t->mem_count == 0 && t->runtime_count == 0) {
+        if (t->count == 0 && t->dropped == 0 && t->mem_count == 0 && t->runtime_count == 0 &&
+            t->op_count == 0) {
             sp__free(t->events);
             sp__free(t->runtimes);
             sp__free(t->mems);
+            sp__free(t->op_words);
+            sp__free(t->ops);
             continue;
         }
         r->threads[kept++] = *t;
@@ -304,11 +332,15 @@ sp_status sp__builder_finish(sp__builder *b, int keep_counters, const char *path
         sp__thread *t = &r->threads[i];
         for (size_t k = 0; k < t->count; k++) t->events[k].flags &= (uint8_t)~SP_EVENT_FLAG_OVERLAP;
         overlaps += sp__tree_build(t->events, t->count);
-        if (sort_mems(t) != 0) goto nomem;
+        if (sort_by_time((void **)&t->mems, t->mem_count, sizeof *t->mems, offsetof(sp__mem_event, ts_ns)) != 0 ||
+            sort_by_time((void **)&t->ops, t->op_count, sizeof *t->ops, offsetof(sp__op_supplement, ts_ns)) != 0)
+            goto nomem;
         t->events = trim(t->events, t->count, sizeof *t->events);
         t->cap = t->count;
         t->runtimes = trim(t->runtimes, t->runtime_count, sizeof *t->runtimes);
         t->mems = trim(t->mems, t->mem_count, sizeof *t->mems);
+        t->ops = trim(t->ops, t->op_count, sizeof *t->ops);
+        t->op_words = trim(t->op_words, t->op_word_count, sizeof *t->op_words);
     }
     r->devices = trim(r->devices, r->device_count, sizeof *r->devices);
     if (sp__attribute(r) != 0) goto nomem;
@@ -316,8 +348,7 @@ sp_status sp__builder_finish(sp__builder *b, int keep_counters, const char *path
         memcpy(r->counters, saved, sizeof saved);
     else
         r->counters[SP_COUNTER_OVERLAP] += overlaps;
-    sp__free(b->runtimes_cap);
-    sp__free(b->mems_cap);
+    sp__free(b->caps);
     sp__free(b->dev_order);
     sp__free(b->by_tid);
     memset(b, 0, sizeof *b);

@@ -11,10 +11,15 @@
 
 /* Builds a result from events handed over in any order. Threads are found
  * by tid; a tid seen twice (two thread trees) gives one thread. */
+/* Capacities of one thread's arrays (events use sp__thread.cap). */
+typedef struct sp__thread_caps {
+    size_t runtimes, mems, ops, op_words;
+} sp__thread_caps;
+
 typedef struct sp__builder {
     sp_result *r;
     size_t threads_cap;
-    size_t *runtimes_cap, *mems_cap; /* per thread (events use sp__thread.cap) */
+    sp__thread_caps *caps; /* per thread */
     size_t devices_cap;
     uint64_t *dev_order;   /* stepprof_index of each device record, or its arrival */
     size_t dev_order_cap;
@@ -32,6 +37,10 @@ sp__thread *sp__builder_thread(sp__builder *b, uint64_t tid);
 sp__event *sp__builder_event(sp__builder *b, sp__thread *t);
 sp__runtime *sp__builder_runtime(sp__builder *b, sp__thread *t);
 sp__mem_event *sp__builder_mem(sp__builder *b, sp__thread *t);
+/* Appends an op supplement whose encoded inputs (collect.h) start at the
+ * thread's current op_word_count; sp__builder_op_word appends to them. */
+sp__op_supplement *sp__builder_op(sp__builder *b, sp__thread *t);
+void sp__builder_op_word(sp__builder *b, sp__thread *t, uint64_t word);
 /* order: the record's original position when known (sorting key). */
 sp__device_rec *sp__builder_device(sp__builder *b, uint64_t order);
 /* Sorts and nests; restores the live result's invariants. keep_counters:

@@ -221,10 +221,28 @@ static void add_device(loader *l, const sp__pb_device *d)
     rec->context = (uint32_t)d->context_id;
     rec->stream = (uint32_t)d->stream_id;
     rec->correlation = d->correlation_id;
-    if (d->detail_info_case == PADDLE__PLATFORM__DEVICE_TRACE_EVENT_PROTO__DETAIL_INFO_MEMCPY_INFO && d->memcpy_info)
+    if (d->detail_info_case == PADDLE__PLATFORM__DEVICE_TRACE_EVENT_PROTO__DETAIL_INFO_KERNEL_INFO && d->kernel_info) {
+        const Paddle__Platform__KernelEventInfoProto *k = d->kernel_info;
+        sp__kernel_detail *kd = &rec->detail.kernel;
+        kd->block[0] = k->block_x, kd->block[1] = k->block_y, kd->block[2] = k->block_z;
+        kd->grid[0] = k->grid_x, kd->grid[1] = k->grid_y, kd->grid[2] = k->grid_z;
+        kd->dynamic_shared = k->dynamic_shared_memory;
+        kd->static_shared = k->static_shared_memory;
+        kd->registers = k->registers_per_thread;
+        kd->local_per_thread = k->local_memory_per_thread;
+        kd->local_total = k->local_memory_total;
+        kd->queued_ns = k->queued;
+        kd->submitted_ns = k->submitted;
+    } else if (d->detail_info_case == PADDLE__PLATFORM__DEVICE_TRACE_EVENT_PROTO__DETAIL_INFO_MEMCPY_INFO && d->memcpy_info) {
         rec->bytes = d->memcpy_info->num_bytes;
-    else if (d->detail_info_case == PADDLE__PLATFORM__DEVICE_TRACE_EVENT_PROTO__DETAIL_INFO_MEMSET_INFO && d->memset_info)
+        rec->detail.copy.copy_kind = (uint8_t)sp__gpu_copy_kind_parse(d->memcpy_info->copy_kind);
+        rec->detail.copy.src_kind = (uint8_t)sp__gpu_memory_kind_parse(d->memcpy_info->src_kind);
+        rec->detail.copy.dst_kind = (uint8_t)sp__gpu_memory_kind_parse(d->memcpy_info->dst_kind);
+    } else if (d->detail_info_case == PADDLE__PLATFORM__DEVICE_TRACE_EVENT_PROTO__DETAIL_INFO_MEMSET_INFO && d->memset_info) {
         rec->bytes = d->memset_info->num_bytes;
+        rec->detail.set.memory_kind = (uint8_t)sp__gpu_memory_kind_parse(d->memset_info->memory_kind);
+        rec->detail.set.value = d->memset_info->value;
+    }
 }
 
 static void add_runtime(loader *l, sp__thread *t, const sp__pb_runtime_node *node, int on_root)
@@ -264,6 +282,45 @@ static void add_mem(loader *l, sp__thread *t, const sp__pb_mem *e)
     m->peak_reserved = e->peak_reserved;
 }
 
+/* Encodes an op supplement's inputs as collect.h lays them out. */
+static void add_op(loader *l, sp__thread *t, const sp__pb_op *e)
+{
+    if (!e) return;
+    sp__builder *b = &l->b;
+    sp__op_supplement *op = sp__builder_op(b, t);
+    if (!op) return;
+    op->ts_ns = (int64_t)e->timestamp_ns;
+    op->op_type = name_id(l, e->op_type);
+    op->callstack = name_id(l, e->callstack);
+    op->op_id = e->op_id;
+    const Paddle__Platform__OperatorSupplementEventProto__InputShapeProto *shapes = e->input_shapes;
+    size_t keys = shapes ? shapes->n_key : 0;
+    sp__builder_op_word(b, t, keys);
+    for (size_t k = 0; k < keys; k++) {
+        sp__builder_op_word(b, t, name_id(l, shapes->key[k]));
+        const Paddle__Platform__OperatorSupplementEventProto__InputShapeProto__ShapeVector *v =
+            k < shapes->n_shape_vecs ? shapes->shape_vecs[k] : NULL;
+        size_t n = v ? v->n_shapes : 0;
+        sp__builder_op_word(b, t, n);
+        for (size_t i = 0; i < n; i++) {
+            size_t rank = v->shapes[i] ? v->shapes[i]->n_size : 0;
+            sp__builder_op_word(b, t, rank);
+            for (size_t d = 0; d < rank; d++) sp__builder_op_word(b, t, v->shapes[i]->size[d]);
+        }
+    }
+    const Paddle__Platform__OperatorSupplementEventProto__DtypeProto *dtypes = e->dtypes;
+    keys = dtypes ? dtypes->n_key : 0;
+    sp__builder_op_word(b, t, keys);
+    for (size_t k = 0; k < keys; k++) {
+        sp__builder_op_word(b, t, name_id(l, dtypes->key[k]));
+        const Paddle__Platform__OperatorSupplementEventProto__DtypeProto__DtypeVector *v =
+            k < dtypes->n_dtype_vecs ? dtypes->dtype_vecs[k] : NULL;
+        size_t n = v ? v->n_dtype : 0;
+        sp__builder_op_word(b, t, n);
+        for (size_t i = 0; i < n; i++) sp__builder_op_word(b, t, name_id(l, v->dtype[i]));
+    }
+}
+
 static void add_host_node(loader *l, sp__thread *t, const sp__pb_host_node *node)
 {
     int root = node->has_parentid && node->parentid == -1;
@@ -290,8 +347,8 @@ static void add_host_node(loader *l, sp__thread *t, const sp__pb_host_node *node
         if (node->runtime_nodes[i]) add_runtime(l, t, node->runtime_nodes[i], root);
     for (size_t i = 0; i < node->n_mem_nodes; i++)
         if (node->mem_nodes[i]) add_mem(l, t, node->mem_nodes[i]->mem_event);
-    /* Operator supplements (input shapes, dtypes, call stacks) are parsed and
-     * checked by protobuf-c but have no place in a result yet. */
+    for (size_t i = 0; i < node->n_op_supplement_nodes; i++)
+        if (node->op_supplement_nodes[i]) add_op(l, t, node->op_supplement_nodes[i]->op_supplement_event);
 }
 
 static int read_host_node(loader *l, sp__thread *t, uint64_t len)
@@ -381,6 +438,31 @@ static void restore_header(loader *l, const sp__pb_trees *m, int *keep_counters)
     r->meta.profile_memory = (o & SP__PB_OPT_PROFILE_MEMORY) != 0;
     r->meta.with_flops = (o & SP__PB_OPT_WITH_FLOPS) != 0;
     r->meta.with_stack = (o & SP__PB_OPT_WITH_STACK) != 0;
+    if (m->n_device_property) {
+        r->device_props = sp__alloc(sizeof *r->device_props * m->n_device_property);
+        if (!r->device_props) l->b.failed = 1;
+    }
+    for (size_t i = 0; r->device_props && i < m->n_device_property; i++) {
+        const sp__pb_device_prop *p = m->device_property[i];
+        if (!p) continue;
+        sp__device_props *d = &r->device_props[r->device_prop_count++];
+        memset(d, 0, sizeof *d);
+        d->id = p->id;
+        snprintf(d->name, sizeof d->name, "%s", text(p->name));
+        d->total_global_mem = p->total_global_memory;
+        d->compute_major = p->compute_major;
+        d->compute_minor = p->compute_minor;
+        d->max_threads_per_block = p->max_threads_per_block;
+        d->max_threads_per_sm = p->max_threads_per_multiprocessor;
+        d->regs_per_block = p->regs_per_block;
+        d->regs_per_sm = p->regs_per_multiprocessor;
+        d->warp_size = p->warp_size;
+        d->shared_per_block = p->shared_memory_per_block;
+        d->shared_per_sm = p->shared_memory_per_multiprocessor;
+        d->num_sms = p->sm_count;
+        d->shared_per_block_optin = p->shared_memory_per_block_optin;
+        d->max_blocks_per_sm = p->stepprof_max_blocks_per_sm;
+    }
     *keep_counters = m->n_stepprof_counters > 0;
     for (size_t i = 0; i < m->n_stepprof_counters; i++) {
         const sp__pb_counter *c = m->stepprof_counters[i];

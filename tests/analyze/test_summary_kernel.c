@@ -33,9 +33,11 @@ static void add_device(sp_result *r, const char *name, sp_event_type type, uint3
     CHECK(d != NULL);
     if (!d) return;
     r->devices = d;
-    d[r->device_count++] = (sp__device_rec){start, end, sp__names_from_ptr(&r->names, name),
-                                            (uint8_t)type, device, 1, stream, correlation, 0,
-                                            -2, -2};
+    d[r->device_count++] = (sp__device_rec){.start_ns = start, .end_ns = end,
+                                            .name = sp__names_from_ptr(&r->names, name),
+                                            .type = (uint8_t)type, .device = device, .context = 1,
+                                            .stream = stream, .correlation = correlation,
+                                            .thread = -2, .runtime = -2};
 }
 
 static char *render(const sp__table *t)

@@ -135,10 +135,15 @@ def _check_nesting(events, errors):
 
 
 def _check_steps(events, errors):
+    """Host ProfilerStep ranges: one thread, never overlapping. The
+    gpu_user_annotation spans named after a step (trace-format.md §8) lie on
+    stream tracks and are not steps."""
     steps, tracks = [], set()
     for i, ev in events:
         name = ev.get("name")
         if not (isinstance(name, str) and name.startswith("ProfilerStep")):
+            continue
+        if ev.get("cat") == "gpu_user_annotation":
             continue
         if not STEP_RE.fullmatch(name):
             errors.append(f"{label(i, ev)}: step name must be ProfilerStep#<digits> "

@@ -19,7 +19,8 @@ import re
 import sys
 from collections import Counter
 
-from eventcheck import check_events, events_of, is_int, label, track_of
+import eventcheck
+from eventcheck import check_events, events_of, is_int, is_num, label, track_of
 
 FIRST_KEYS = ["schemaVersion", "deviceProperties", "distributedInfo"]
 LAST_KEYS = ["displayTimeUnit", "baseTimeNanoseconds", "traceEvents", "traceName"]
@@ -33,6 +34,19 @@ TIME_VALUE_RE = re.compile(r'-?[0-9]+\.[0-9]{3}(?![0-9.eE])')
 _LITERAL_RE = re.compile(r"[^,}\]\s]{0,30}")
 _WS_RE = re.compile(r"[ \t\r\n]*")
 _DECODER = json.JSONDecoder()
+
+
+KERNEL_ARGS = ("queued", "device", "context", "stream", "correlation",
+               "registers per thread", "shared memory", "blocks per SM",
+               "warps per SM", "grid", "block", "est. achieved occupancy %")
+COPY_ARGS = ("device", "context", "stream", "correlation", "bytes",
+             "memory bandwidth (GB/s)")
+RUNTIME_CATS = ("cuda_runtime", "cuda_driver")
+DEVICE_PROPERTY_KEYS = [
+    "id", "name", "totalGlobalMem", "computeMajor", "computeMinor",
+    "maxThreadsPerBlock", "maxThreadsPerMultiprocessor", "regsPerBlock",
+    "warpSize", "sharedMemPerBlock", "numSms", "regsPerMultiprocessor",
+    "sharedMemPerBlockOptin", "sharedMemPerMultiprocessor"]
 
 
 class TraceError(ValueError):
@@ -199,6 +213,19 @@ def _check_distributed(info, errors):
         errors.append(f"distributedInfo.world_size must be a positive integer, got {size!r}")
 
 
+def _check_device_keys(i, dev, errors):
+    """The keys of §2 in their order (stepprof writes them all; other writers,
+    like the §10.1 example, may leave some out); the plugin needs name,
+    totalGlobalMem and the compute capability."""
+    known = [k for k in dev if k in DEVICE_PROPERTY_KEYS]
+    if known != sorted(known, key=DEVICE_PROPERTY_KEYS.index):
+        errors.append(f"deviceProperties[{i}] keys out of order: expected "
+                      + ", ".join(DEVICE_PROPERTY_KEYS) + "; got " + ", ".join(dev))
+    missing = [k for k in DEVICE_PROPERTY_KEYS[:5] if k not in dev]
+    if missing:
+        errors.append(f"deviceProperties[{i}] lacks " + ", ".join(missing))
+
+
 def _check_top_types(obj, errors):
     checks = [
         ("schemaVersion", lambda v: is_int(v) and v == 1, "the integer 1"),
@@ -216,6 +243,8 @@ def _check_top_types(obj, errors):
         if not isinstance(dev, dict) or dev.get("id", i) != i:
             errors.append(f"deviceProperties[{i}] must be an object with id {i} "
                           "(the plugin indexes it by position)")
+        else:
+            _check_device_keys(i, dev, errors)
 
 
 def _check_counters(obj, errors):
@@ -238,6 +267,97 @@ def _check_counters(obj, errors):
                           f"integer, got {value!r}")
 
 
+# ------------------------------------------------------------------ GPU
+
+
+def _int_list3(v):
+    return isinstance(v, list) and len(v) == 3 and all(is_int(x) and x >= 0 for x in v)
+
+
+def _check_gpu_args(i, ev, errors):
+    cat, args = ev.get("cat"), ev.get("args")
+    if not isinstance(args, dict):
+        errors.append(f"{label(i, ev)}: needs args")
+        return
+    required = {"kernel": KERNEL_ARGS, "gpu_memcpy": COPY_ARGS, "gpu_memset": COPY_ARGS,
+                "cuda_runtime": ("cbid", "correlation"),
+                "cuda_driver": ("cbid", "correlation")}[cat]
+    missing = [k for k in required if k not in args]
+    if missing:
+        errors.append(f"{label(i, ev)}: args lack " + ", ".join(f'"{k}"' for k in missing))
+    for key in required:
+        v = args.get(key)
+        if key not in args:
+            continue
+        if key in ("grid", "block"):
+            ok, what = _int_list3(v), "a list of 3 non-negative integers"
+        elif key in ("blocks per SM", "warps per SM", "memory bandwidth (GB/s)"):
+            ok, what = is_num(v) and v >= 0, "a number >= 0"
+        elif key == "est. achieved occupancy %":
+            ok, what = is_int(v) and 0 <= v <= 100, "an integer in 0..100"
+        else:
+            ok, what = is_int(v) and v >= 0, "a non-negative integer"
+        if not ok:
+            errors.append(f'{label(i, ev)}: args["{key}"] must be {what}, got {v!r}')
+    ext = args.get("External id")
+    if "External id" in args and not (is_int(ext) and ext > 0):
+        errors.append(f'{label(i, ev)}: "External id" must be a positive integer, got {ext!r}')
+    for key in ("stream",):
+        if key in args and args[key] != ev.get("tid"):
+            errors.append(f"{label(i, ev)}: args.stream must equal tid "
+                          f"{ev.get('tid')!r}, got {args[key]!r}")
+
+
+def _check_flow_placement(event_list, i, ev, errors):
+    """A flow event comes right after the slice it belongs to: same track, same
+    start, and that slice's correlation is the flow id."""
+    prev = event_list[i - 1] if i > 0 else None
+    args = prev.get("args") if isinstance(prev, dict) else None
+    if not (isinstance(prev, dict) and prev.get("ph") == "X"
+            and track_of(prev) == track_of(ev) and prev.get("ts") == ev.get("ts")
+            and isinstance(args, dict) and args.get("correlation") == ev.get("id")):
+        errors.append(f"{label(i, ev)}: flow event must follow its slice (same pid, tid, "
+                      f"ts, and args.correlation == id {ev.get('id')!r})")
+    if ev.get("ph") == "s" and prev is not None and prev.get("cat") not in RUNTIME_CATS:
+        errors.append(f"{label(i, ev)}: ac2g flow must start on a runtime/driver call")
+    if ev.get("ph") == "f" and prev is not None and prev.get("cat") not in eventcheck.GPU_CATS:
+        errors.append(f"{label(i, ev)}: ac2g flow must end on a kernel, memcpy or memset")
+
+
+def _check_gpu(event_list, errors):
+    """trace-format.md §5-8 for GPU data: typed ids, the args of §6, flows
+    placed after their slices, and one External id per correlation."""
+    externals = {}
+    for i, ev in events_of(event_list):
+        cat = ev.get("cat")
+        if ev.get("ph") in ("s", "f") and cat == "ac2g":
+            _check_flow_placement(event_list, i, ev, errors)
+            continue
+        if ev.get("ph") != "X":
+            continue
+        if cat == "gpu_user_annotation":
+            for key in ("pid", "tid"):
+                if not is_int(ev.get(key)):
+                    errors.append(f"{label(i, ev)}: {key} must be an integer")
+            ext = (ev.get("args") or {}).get("External id") if isinstance(ev.get("args"), dict) else None
+            if not (is_int(ext) and ext > 0):
+                errors.append(f'{label(i, ev)}: needs a positive integer "External id"')
+            continue
+        if cat not in eventcheck.GPU_CATS and cat not in RUNTIME_CATS:
+            continue
+        _check_gpu_args(i, ev, errors)
+        args = ev.get("args")
+        if not isinstance(args, dict) or not is_int(args.get("correlation")):
+            continue
+        corr, ext = args["correlation"], args.get("External id")
+        if corr in externals and externals[corr][0] != ext and ext is not None \
+                and externals[corr][0] is not None:
+            errors.append(f"{label(i, ev)}: External id {ext!r} differs from {externals[corr][0]!r} "
+                          f"of event {externals[corr][1]} with correlation {corr}")
+        elif corr not in externals or externals[corr][0] is None:
+            externals[corr] = (ext, i)
+
+
 def check_trace(raw_text, obj, path=None):
     """Returns a list of error messages, empty when the trace is valid; each
     message starts with "path: " when a path is given."""
@@ -254,6 +374,7 @@ def check_trace(raw_text, obj, path=None):
         event_list = event_list if isinstance(event_list, list) else []
         _check_time_text(raw_text, event_list, errors)
         check_events(event_list, errors)
+        _check_gpu(event_list, errors)
     return [f"{path}: {e}" for e in errors] if path else errors
 
 
