@@ -1,16 +1,18 @@
 # stepprof's front door. `make demo` builds and profiles the example training
-# loop; `make test` runs every test, also under ASan+UBSan. Both install what
-# they need first (scripts/ensure-deps.sh). The real build is CMake.
+# loop; `make test` runs every test, also under ASan+UBSan, and the threaded
+# ones under TSan. Both install what they need first (scripts/ensure-deps.sh).
+# The real build is CMake.
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
+TSAN_BUILD ?= build-tsan
 FUZZ_SECONDS ?= 5
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 DEMO_OUT   ?= $(BUILD)/demo/profiler_log
 DEMO_ARGS  ?= --workers 0
 CMAKE_ARGS ?=
 
-.PHONY: all deps build demo test test-default test-asan asan bench golden install clean
+.PHONY: all deps build demo test test-default test-asan asan test-tsan tsan bench golden install clean
 
 all: build
 
@@ -51,7 +53,7 @@ gpu-demo: build
 	@echo "Open the trace in https://ui.perfetto.dev: kernels, copies and memsets on the GPU 0 track,"
 	@echo "each linked by an arrow to its launch on the training thread."
 
-test: test-default test-asan test-python test-fuzz
+test: test-default test-asan test-tsan test-python test-fuzz
 
 test-default: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -70,6 +72,22 @@ test-python: deps
 test-asan: asan
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 		ctest --output-on-failure -j $(JOBS)
+
+# The tests that start threads (or fork while threads record), under
+# ThreadSanitizer, built with clang. Only these targets are built.
+TSAN_TESTS ?= record_test_record record_test_fork record_test_memory api_test_profiler \
+	api_test_timer_stack api_test_handlers api_test_misuse sys_test_alloc load_test_roundtrip \
+	export_test_chrome_json
+$(TSAN_BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(TSAN_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSP_TSAN=ON \
+		-DSP_BUILD_BENCH=OFF $(CMAKE_ARGS)
+
+tsan: deps $(TSAN_BUILD)/CMakeCache.txt
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_TESTS)
+
+test-tsan: tsan
+	cd $(TSAN_BUILD) && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+		ctest --output-on-failure -j $(JOBS) -R '^($(shell echo $(TSAN_TESTS) | tr ' ' '|'))$$'
 
 # libFuzzer targets of the loaders (tests/fuzz), built with clang, each run for
 # FUZZ_SECONDS from the seeds in tests/fuzz/seeds and tests/data. New inputs go
@@ -107,4 +125,4 @@ install: build
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(TSAN_BUILD)

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "api.h"
 #include "cpu_util.h"
+#include "fork.h"
 #include "timer.h"
 
 #include <pthread.h>
@@ -35,10 +36,34 @@ struct sp_profiler {
     sp_status export_status; /* first handler failure since the last stop */
     char export_error[512];
     sp__timer timer;
+    unsigned fork_gen;  /* sp__record_fork_generation() at create; see inherited() */
 };
 
 static pthread_mutex_t owner_lock = PTHREAD_MUTEX_INITIALIZER;
 static sp_profiler *owner;
+
+/* ---- fork() (reliability.md, "fork"): in a child process, a profiler
+ * created before the fork is inert. Its calls fail with SP_ESTATE and change
+ * nothing, so the child can neither write the parent's files nor steal the
+ * tracers; destroy frees it without waiting for its writer thread, which does
+ * not exist in the child (the writer's memory is leaked). The tracers are
+ * free in the child, so a profiler created there records normally. ---- */
+
+static void lock_owner(void) { pthread_mutex_lock(&owner_lock); }
+static void unlock_owner(void) { pthread_mutex_unlock(&owner_lock); }
+
+static void forget_owner(void)
+{
+    owner = NULL;
+    pthread_mutex_unlock(&owner_lock);
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void register_fork_handlers(void) { pthread_atfork(lock_owner, unlock_owner, forget_owner); }
+
+/* Created in a parent process before a fork() that led to this one. */
+static int inherited(const sp_profiler *p) { return p->fork_gen != sp__record_fork_generation(); }
 
 static void default_log(sp_log_level level, const char *message, void *user)
 {
@@ -297,7 +322,9 @@ sp_status sp_profiler_create(const sp_options *opts, sp_profiler **out)
         sp__free(p);
         return s;
     }
-    sp__clock_init();
+    sp__clock_init(); /* also registers the recording stage's fork handlers */
+    pthread_once(&fork_once, register_fork_handlers);
+    p->fork_gen = sp__record_fork_generation();
     p->opts = *opts;
     p->opts.on_trace_ready = h;
     p->state = SP_STATE_CLOSED;
@@ -314,9 +341,17 @@ static sp_status misuse(sp_profiler *p, const char *what)
     return sp__fail(SP_ESTATE, "%s", what);
 }
 
+static sp_status inert(sp_profiler *p, const char *fn)
+{
+    atomic_fetch_add(&p->misuse, 1);
+    return sp__fail(SP_ESTATE, "%s: the profiler was created before fork(); it is inert in the "
+                               "child process (create a new one there)", fn);
+}
+
 sp_status sp_profiler_start(sp_profiler *p)
 {
     if (!p) return sp__fail(SP_EINVAL, "sp_profiler_start: profiler is NULL");
+    if (inherited(p)) return inert(p, "sp_profiler_start");
     if (p->started) return misuse(p, "sp_profiler_start: the profiler was already started");
     p->started = 1;
     sp__timer_push(&p->timer);
@@ -329,6 +364,7 @@ sp_status sp_profiler_start(sp_profiler *p)
 sp_status sp_profiler_step(sp_profiler *p, int64_t num_samples)
 {
     if (!p) return sp__fail(SP_EINVAL, "sp_profiler_step: profiler is NULL");
+    if (inherited(p)) return inert(p, "sp_profiler_step");
     if (!p->started) return misuse(p, "sp_profiler_step: called before sp_profiler_start");
     if (p->stopped) return misuse(p, "sp_profiler_step: called after sp_profiler_stop");
     sp__timer_step(&p->timer, sp__timer_now_ns(), num_samples);
@@ -382,6 +418,7 @@ sp_status sp_profiler_step_info(sp_profiler *p, const char *unit, char *buf, siz
 {
     if (!p || !buf || size == 0) return sp__fail(SP_EINVAL, "sp_profiler_step_info: no buffer");
     buf[0] = '\0';
+    if (inherited(p)) return inert(p, "sp_profiler_step_info");
     if (!p->started) return misuse(p, "sp_profiler_step_info: called before sp_profiler_start");
     sp__buf text;
     sp__buf_init(&text);
@@ -395,6 +432,7 @@ sp_status sp_profiler_step_info(sp_profiler *p, const char *unit, char *buf, siz
 sp_status sp_profiler_stop(sp_profiler *p)
 {
     if (!p) return sp__fail(SP_EINVAL, "sp_profiler_stop: profiler is NULL");
+    if (inherited(p)) return inert(p, "sp_profiler_stop");
     if (!p->started) return misuse(p, "sp_profiler_stop: called before sp_profiler_start");
     if (p->stopped) return misuse(p, "sp_profiler_stop: the profiler was already stopped");
     p->stopped = 1;
@@ -414,9 +452,10 @@ sp_status sp_profiler_stop(sp_profiler *p)
 void sp_profiler_destroy(sp_profiler *p)
 {
     if (!p) return;
+    int child = inherited(p); /* then the record stage and the writer thread are the parent's */
     if (p->started && !p->stopped) sp__timer_pop(&p->timer);
-    if (p->started && !p->stopped && !p->opts.timer_only) finish(p, 0);
-    if (p->writer) {
+    if (p->started && !p->stopped && !p->opts.timer_only && !child) finish(p, 0);
+    if (p->writer && !child) {
         sp__writer_wait(p->writer);
         sp__writer_destroy(p->writer);
     }
@@ -426,7 +465,11 @@ void sp_profiler_destroy(sp_profiler *p)
     sp__free(p);
 }
 
-sp_state sp_profiler_state(const sp_profiler *p) { return p ? p->state : SP_STATE_CLOSED; }
+sp_state sp_profiler_state(const sp_profiler *p)
+{
+    return p && !inherited(p) ? p->state : SP_STATE_CLOSED;
+}
+
 int64_t sp_profiler_step_num(const sp_profiler *p) { return p ? p->step_num : 0; }
 const sp_result *sp_profiler_result(const sp_profiler *p) { return p ? p->result : NULL; }
 const char *sp_profiler_trace_path(const sp_profiler *p) { return p ? p->trace_path : NULL; }
@@ -435,6 +478,7 @@ uint64_t sp_profiler_misuse_count(const sp_profiler *p) { return p ? atomic_load
 sp_status sp_profiler_export(sp_profiler *p, const char *path, sp_format format)
 {
     if (!p) return sp__fail(SP_EINVAL, "sp_profiler_export: profiler is NULL");
+    if (inherited(p)) return inert(p, "sp_profiler_export");
     if (!p->result) return sp__fail(SP_ENODATA, "no profiling result to export yet: a span is "
                                                 "collected at the end of its last recorded step");
     return sp__export(p->result, path, format);

@@ -4,6 +4,7 @@
  * stops allocating. Pooled chunks still count against the cap. Called only
  * from slow paths: a thread's chunk switch and the collector. */
 #include "chunks.h"
+#include "fork.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -12,6 +13,8 @@ static _Atomic size_t bytes_in_use;
 static _Atomic size_t cap_bytes = SP_DEFAULT_BUFFER_CAP;
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static sp__chunk *pool;
+/* Pooled chunks of a parent process, forgotten in this forked child. */
+static sp__chunk *forgotten_pool;
 
 void sp__record_set_cap(size_t cap)
 {
@@ -97,4 +100,23 @@ void sp__record_trim(void)
         sp__free(c);
         c = next;
     }
+}
+
+void sp__chunks_fork_lock(void) { pthread_mutex_lock(&pool_lock); }
+
+void sp__chunks_fork_unlock(void) { pthread_mutex_unlock(&pool_lock); }
+
+/* In a forked child (fork.c): the parent's chunks, pooled or in use, no
+ * longer count against the cap; pooled ones move to `forgotten_pool`. */
+void sp__chunks_fork_child(void)
+{
+    if (pool) {
+        sp__chunk *last = pool;
+        while (atomic_load_explicit(&last->next, memory_order_relaxed))
+            last = atomic_load_explicit(&last->next, memory_order_relaxed);
+        atomic_store_explicit(&last->next, forgotten_pool, memory_order_relaxed);
+        forgotten_pool = pool;
+        pool = NULL;
+    }
+    atomic_store(&bytes_in_use, 0);
 }

@@ -5,6 +5,7 @@
  * NTP does not slew; REALTIME only supplies the offset at the later sync
  * point, so a REALTIME step between the two points cannot skew the rate. */
 #include "clock.h"
+#include "fork.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -49,6 +50,7 @@ static void clock_init_once(void)
     sp__clock_tsc = cpu_has_invariant_tsc() && kernel_clocksource_is_tsc();
 #endif
     sp__clock_sync(&process_first_sync);
+    sp__record_fork_init(); /* every path that records or creates a profiler passes here */
 }
 
 void sp__clock_init(void) { pthread_once(&clock_once, clock_init_once); }

@@ -4,6 +4,7 @@
  * a Dataloader range opens, the thread counts every begin and end until the
  * depth returns to zero; meanwhile its range calls take the slow path (the
  * caller forces that). Times come from CLOCK_MONOTONIC, like the timer's. */
+#include "fork.h"
 #include "reader.h"
 
 #include <pthread.h>
@@ -68,3 +69,7 @@ int sp__reader_on_end(void)
     pthread_mutex_unlock(&watch_lock);
     return 0;
 }
+
+void sp__reader_fork_lock(void) { pthread_mutex_lock(&watch_lock); }
+
+void sp__reader_fork_unlock(void) { pthread_mutex_unlock(&watch_lock); }

@@ -182,10 +182,13 @@ static void __attribute__((noinline)) end_slow(void)
 {
     follow_reader(sp__reader_on_end());
     if (!recording()) return; /* the benchmark timer alone costs no clock read */
-    uint64_t t = sp__ticks();
     sp__word *w = reserve_slow(1, FOR_END);
     if (!w) return;
-    *w = SP__REC_END_WORD(t);
+    /* The clock is read after reserving: an end may be the first event of its
+     * thread, whose registration takes the tick base that restores the end's
+     * high bits, and an end earlier than that base would read as 2^61 ticks
+     * late and block the thread's records at every drain. */
+    *w = SP__REC_END_WORD(sp__ticks());
     publish(w + 1);
 }
 

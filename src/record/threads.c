@@ -6,6 +6,7 @@
  * on registration and by the collector. */
 #define _GNU_SOURCE
 #include "chunks.h"
+#include "fork.h"
 #include "threads.h"
 
 #include <pthread.h>
@@ -28,6 +29,9 @@ uint64_t sp__record_take_orphan_drops(void) { return atomic_exchange(&orphan_dro
 static sp__tbuf *registry;
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+static int exit_key_made;
+/* Buffers of a parent process, forgotten in this forked child (fork.c). */
+static sp__tbuf *forgotten;
 
 static void on_thread_exit(void *arg)
 {
@@ -36,7 +40,7 @@ static void on_thread_exit(void *arg)
     atomic_store_explicit(&tb->exited, 1, memory_order_release);
 }
 
-static void make_exit_key(void) { pthread_key_create(&exit_key, on_thread_exit); }
+static void make_exit_key(void) { exit_key_made = pthread_key_create(&exit_key, on_thread_exit) == 0; }
 
 static void read_thread_name(uint64_t tid, char *out, size_t size)
 {
@@ -170,3 +174,25 @@ void sp__record_drain(uint64_t end_ticks, sp__drain_fn fn, void *ctx, uint64_t *
 }
 
 void sp__record_discard(void) { sp__record_drain(UINT64_MAX, NULL, NULL, NULL, NULL); }
+
+void sp__threads_fork_lock(void) { pthread_mutex_lock(&registry_lock); }
+
+void sp__threads_fork_unlock(void) { pthread_mutex_unlock(&registry_lock); }
+
+/* In a forked child (fork.c): forgets every buffer of the parent, the forking
+ * thread's own included, so that the child's threads register afresh. The
+ * buffers are chained onto `forgotten` (only the last one's link is written),
+ * never freed. */
+void sp__threads_fork_child(void)
+{
+    if (registry) {
+        sp__tbuf *last = registry;
+        while (last->next_thread) last = last->next_thread;
+        last->next_thread = forgotten;
+        forgotten = registry;
+        registry = NULL;
+    }
+    atomic_store_explicit(&orphan_drops, 0, memory_order_relaxed);
+    sp__tls_tbuf = NULL;
+    if (exit_key_made) pthread_setspecific(exit_key, NULL);
+}

@@ -1,0 +1,30 @@
+/* fork.h: the recording stage's fork() handlers (fork.c) and the hooks each
+ * file with process-wide state offers them. */
+#ifndef SP_RECORD_FORK_H
+#define SP_RECORD_FORK_H
+
+/* Registers the pthread_atfork handlers, once per process. */
+void sp__record_fork_init(void);
+
+/* How many fork()s lie between the process's start and now: 0 in a process
+ * that was never forked, one more in each child. An object created in an
+ * earlier generation was inherited from a parent process. */
+unsigned sp__record_fork_generation(void);
+
+/* threads.c: the registry lock, and forgetting the parent's threads
+ * (including the forking thread's own buffer). */
+void sp__threads_fork_lock(void);
+void sp__threads_fork_unlock(void);
+void sp__threads_fork_child(void);
+
+/* chunks.c: the pool lock, and forgetting the pool and the memory count. */
+void sp__chunks_fork_lock(void);
+void sp__chunks_fork_unlock(void);
+void sp__chunks_fork_child(void);
+
+/* reader.c: the benchmark timer's watch lock. The watch itself is kept: the
+ * timer stack it feeds belongs to the profiler layer. */
+void sp__reader_fork_lock(void);
+void sp__reader_fork_unlock(void);
+
+#endif
