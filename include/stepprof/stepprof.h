@@ -409,8 +409,12 @@ typedef struct sp_trace_handler {
 #define SP_DEFAULT_BUFFER_CAP ((size_t)512 << 20)
 
 typedef struct sp_options {
-    /* SP_TARGET_* bits. 0 means the default: CPU, plus GPU where available.
-     * Targets that are not available are removed with a warning. */
+    /* SP_TARGET_* bits. 0 means the default: CPU, plus GPU when the process
+     * has already loaded the CUDA driver (a CPU-only program never loads
+     * CUPTI). SP_TARGET_GPU traces kernels, copies, memsets and CUDA API
+     * calls through CUPTI, loaded at run time. Targets that are not available
+     * are removed with one warning line at creation, saying why; the CPU is
+     * still recorded. */
     unsigned targets;
     /* Zeroed: every step recorded, one span returned at stop. */
     sp_scheduler scheduler;
@@ -437,6 +441,21 @@ typedef struct sp_options {
      * stop) go here, as complete lines; NULL means stdout. */
     void (*report)(const char *text, void *user);
     void *report_user;
+    /* Crash safety (docs/reliability.md): while this profiler records a
+     * span, a crash signal (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL) or an
+     * exit() without sp_profiler_stop saves the span's raw records as a crash
+     * dump at crash_path, which sp_result_load and `stepprof summary|convert|
+     * info` read as a normal result (ranges open at the crash end there,
+     * flagged SP_EVENT_FLAG_UNCLOSED). The handlers are installed at the
+     * first start and chain to the handlers installed before them: after the
+     * dump the previous handler runs (or the default action), so the process
+     * still dies or dumps core as it would have. Default off. */
+    bool save_on_crash;
+    /* The dump's path; NULL means "stepprof_crash.<pid>.spdump" in the
+     * current directory. Written only at a crash (through a temporary file
+     * beside it, removed at stop). Must stay valid while the profiler
+     * exists. */
+    const char *crash_path;
 } sp_options;
 
 /* Fills opts with the defaults. Always call it before setting fields, so that
@@ -646,7 +665,8 @@ typedef void (*sp_progress_fn)(uint64_t done_bytes, uint64_t total_bytes, void *
 
 typedef struct sp_load_options {
     /* SP_FORMAT_AUTO (the default) tells the format from the file's first
-     * bytes: gzip -> JSON_GZ, '{' or '[' -> JSON, otherwise PROTOBUF. */
+     * bytes: gzip -> JSON_GZ, '{' or '[' -> JSON, a crash dump's magic
+     * (save_on_crash) -> the dump, otherwise PROTOBUF. */
     sp_format format;
     /* Called every few megabytes and at the end; NULL for none. */
     sp_progress_fn progress;
@@ -657,14 +677,14 @@ typedef struct sp_load_options {
 SP_API void sp_load_options_init(sp_load_options *opts);
 
 /* Reads a saved result: a NodeTreesProto file written by stepprof or by
- * paddle.profiler's export_protobuf, or a Chrome-trace JSON file (plain or
- * gzip) written by stepprof. The result is accepted by every table and
- * exporter as a live one is. What a format cannot carry is lost: the JSON
- * keeps host ranges, instants, counter samples, memory events (peaks become
+ * paddle.profiler's export_protobuf, a Chrome-trace JSON file (plain or
+ * gzip) written by stepprof, or a crash dump (save_on_crash). The result is
+ * accepted by every table and exporter as a live one is. The protobuf keeps
+ * everything, input shapes, dtypes, call stacks, kernel launch details and
+ * device properties included. What the JSON cannot carry is lost: it keeps
+ * host ranges, instants, counter samples, memory events (peaks become
  * running maxima, places become "Place(cpu)" / "Place(gpu:N)") and the span's
- * counters, not GPU records or per-thread drop counts; paddle files lose
- * kernel launch details, input shapes and call stacks (stepprof keeps no
- * field for them yet). The JSON is parsed as a stream, so memory stays near
+ * counters, not GPU records or per-thread drop counts. The JSON is parsed as a stream, so memory stays near
  * that of the result. Times outside [0, 2^62] ns are clamped and non-finite
  * counter values become 0, so any file gives a result the tables can use.
  * opts may be NULL for the defaults.

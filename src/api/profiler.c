@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "api.h"
 #include "cpu_util.h"
+#include "crash.h"
 #include "fork.h"
 #include "timer.h"
 
@@ -126,6 +127,37 @@ static void prepare_gpu(sp_profiler *p)
     sp__profiler_warn(p, "%s", why);
 }
 
+/* ---- crash dumps (reliability.md, "Crash safety"): armed while the
+ * profiler holds the tracers, told where each recorded span starts. ---- */
+
+static void arm_crash(sp_profiler *p)
+{
+    char path[4096], why[512];
+    if (p->opts.crash_path && *p->opts.crash_path)
+        snprintf(path, sizeof path, "%s", p->opts.crash_path);
+    else
+        snprintf(path, sizeof path, "stepprof_crash.%lld.spdump", (long long)getpid());
+    sp__crash_info info;
+    memset(&info, 0, sizeof info);
+    info.flags = (p->opts.record_shapes ? SP__DUMP_RECORD_SHAPES : 0) |
+                 (p->opts.profile_memory ? SP__DUMP_PROFILE_MEMORY : 0) |
+                 (p->opts.with_flops ? SP__DUMP_WITH_FLOPS : 0) |
+                 (p->opts.with_stack ? SP__DUMP_WITH_STACK : 0);
+    FILE *f = fopen("/proc/self/comm", "r");
+    if (f) {
+        if (fgets(info.process_name, sizeof info.process_name, f))
+            info.process_name[strcspn(info.process_name, "\n")] = '\0';
+        fclose(f);
+    }
+    if (sp__crash_arm(path, &info, why, sizeof why) != 0)
+        sp__profiler_warn(p, "save_on_crash is off for this profiler: %s", why);
+}
+
+static void crash_span(const sp_profiler *p, const sp__sync *start)
+{
+    if (p->opts.save_on_crash) sp__crash_set_span(start);
+}
+
 static sp_status prepare(sp_profiler *p)
 {
     pthread_mutex_lock(&owner_lock);
@@ -146,6 +178,7 @@ static sp_status prepare(sp_profiler *p)
     sp__record_set_cap(p->opts.buffer_cap_bytes);
     sp__record_set_memory(p->opts.profile_memory);
     sp__record_set_active(1);
+    if (p->opts.save_on_crash) arm_crash(p);
     return SP_OK;
 }
 
@@ -155,11 +188,13 @@ static void start_span(sp_profiler *p)
     sp__gpu_discard();
     sp__clock_sync(&p->span_start);
     sp__cpu_sample_take(&p->cpu_start);
+    crash_span(p, &p->span_start);
 }
 
 static void release(sp_profiler *p)
 {
     if (!p->holds_tracers) return;
+    if (p->opts.save_on_crash) sp__crash_disarm();
     sp__record_set_active(0);
     sp__record_set_memory(0);
     sp__record_discard();
@@ -193,6 +228,7 @@ static sp_status stop_with_result(sp_profiler *p)
     /* The end sample right at the stop, before collection work (§9). */
     sp__cpu_sample cpu_end;
     sp__cpu_sample_take(&cpu_end);
+    crash_span(p, NULL); /* the span is being collected: no dump of it now */
     sp__span_meta meta;
     fill_meta(p, &meta);
     if (sp__cpu_utilization(&p->cpu_start, &cpu_end, &meta.cpu_process, &meta.cpu_system) != 0) {
@@ -246,6 +282,7 @@ static sp_status transition(sp_profiler *p, sp_state next)
     } else if (recording(next) && (!recording(prev) || prev == SP_STATE_RECORD_AND_RETURN)) {
         start_span(p);
     } else if (prev == SP_STATE_RECORD && next == SP_STATE_READY) {
+        crash_span(p, NULL);
         sp__record_discard();
         sp__gpu_discard();
     }

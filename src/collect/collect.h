@@ -132,6 +132,34 @@ struct sp_result {
  * nesting. On success *out is a result with one reference. */
 sp_status sp__collect_span(const sp__sync *start, const sp__span_meta *meta, sp_result **out);
 
+/* Records saved rather than drained (a crash dump, src/load/load_dump.c),
+ * decoded by the same code as a live span (span.c). */
+typedef uint32_t (*sp__static_name_fn)(void *ctx, sp__names *names, uint64_t ptr);
+
+typedef struct sp__saved_thread {
+    sp__tbuf tb;           /* tid, name, span_dropped, span_misuse, read_ticks (base) */
+    const sp__word *words; /* whole events only: the caller checks their sizes */
+    size_t count;
+} sp__saved_thread;
+
+typedef struct sp__saved_span {
+    sp__tick_map map;
+    uint64_t start_ticks, end_ticks; /* ranges still open are closed at end_ticks */
+    sp__span_meta meta;
+    sp__saved_thread *threads;
+    size_t thread_count;
+    uint64_t orphan_dropped;
+    /* Gives the name id of a static name pointer of the saved process; it is
+     * never dereferenced. */
+    sp__static_name_fn name_of;
+    void *name_ctx;
+} sp__saved_span;
+
+/* Builds a result from saved records as sp__collect_span does from live
+ * ones: open ranges closed at end_ticks, flagged UNCLOSED and counted; times
+ * clamped to [0, 2^62] ns whatever the records hold. */
+sp_status sp__collect_saved(const sp__saved_span *s, sp_result **out);
+
 /* Builds parent, depth and overlap flags of one thread's events, sorting
  * them by (start asc, end desc). Returns the number of partial overlaps. */
 /* qsort order of nesting: start ascending, end descending, ranges before

@@ -27,9 +27,33 @@ typedef struct collector {
     uint64_t ticks; /* time of the event before the one being taken */
     size_t threads_cap;
     int failed;
+    /* Saved records (sp__collect_saved): static name pointers are resolved
+     * through name_of, never read, and times are clamped. NULL when live. */
+    sp__static_name_fn name_of;
+    void *name_ctx;
 } collector;
 
 static _Atomic uint32_t span_counter;
+
+#define MAX_SAVED_NS ((int64_t)1 << 62)
+
+/* Ticks to CLOCK_REALTIME ns. Live ticks use the map as is; saved ones may
+ * come from a corrupt file, so they are kept in [0, 2^62] without overflow. */
+static int64_t to_real(const collector *c, uint64_t ticks)
+{
+    if (!c->name_of) return sp__clock_to_real(&c->map, ticks);
+    double off = (double)(int64_t)(ticks - c->map.anchor_ticks) * c->map.ns_per_tick;
+    if (!(off > -(double)MAX_SAVED_NS)) return 0; /* NaN too */
+    if (off > (double)MAX_SAVED_NS) return MAX_SAVED_NS;
+    int64_t t = c->map.anchor_real_ns + (int64_t)off; /* both within +-2^62 */
+    return t < 0 ? 0 : t > MAX_SAVED_NS ? MAX_SAVED_NS : t;
+}
+
+static uint32_t static_name(collector *c, const char *ptr)
+{
+    if (c->name_of) return c->name_of(c->name_ctx, &c->r->names, (uint64_t)(uintptr_t)ptr);
+    return sp__names_from_ptr(&c->r->names, ptr);
+}
 
 static void push_open(collector *c, size_t slot)
 {
@@ -88,7 +112,7 @@ static sp__event *add_event(collector *c, uint32_t name, unsigned type, int64_t 
 /* A range's begin: its event, open until its end arrives. */
 static void open_range(collector *c, uint32_t name, unsigned type, uint64_t ticks)
 {
-    int64_t start = sp__clock_to_real(&c->map, ticks);
+    int64_t start = to_real(c, ticks);
     if (add_event(c, name, type, start, start)) push_open(c, c->thread->count - 1);
 }
 
@@ -192,9 +216,9 @@ static void take_memory(collector *c, const sp__word *w)
         t->mems = m;
     }
     const char *place = (const char *)(uintptr_t)SP__REC_LOW(w[0]);
-    t->mems[t->mem_count++] = (sp__mem_event){sp__clock_to_real(&c->map, w[1]),
+    t->mems[t->mem_count++] = (sp__mem_event){to_real(c, w[1]),
                                               (uint8_t)SP__REC_TYPE(w[0]),
-                                              sp__names_from_ptr(&c->r->names, place),
+                                              static_name(c, place),
                                               w[2],
                                               (int64_t)w[3],
                                               w[4],
@@ -209,12 +233,11 @@ static void take_event(collector *c, const sp__word *w)
 {
     uint64_t head = w[0];
     unsigned type = SP__REC_TYPE(head);
-    sp__names *names = &c->r->names;
     const char *ptr = (const char *)(uintptr_t)SP__REC_LOW(head);
     sp__event *e;
     switch (SP__REC_KIND(head)) {
     case SP__REC_BEGIN:
-        open_range(c, sp__names_from_ptr(names, ptr), type, w[1]);
+        open_range(c, static_name(c, ptr), type, w[1]);
         break;
     case SP__REC_BEGIN_COPY:
         open_range(c, payload_name(c, w + SP__BEGIN_WORDS, SP__REC_LOW(head)), type, w[1]);
@@ -223,12 +246,12 @@ static void take_event(collector *c, const sp__word *w)
         if (c->depth == 0)
             c->r->counters[SP_COUNTER_UNMATCHED_ENDS]++;
         else
-            close_range(c, sp__clock_to_real(&c->map, sp__event_ticks(w, c->ticks)), 0);
+            close_range(c, to_real(c, sp__event_ticks(w, c->ticks)), 0);
         break;
     case SP__REC_INSTANT:
     case SP__REC_COUNTER: {
-        int64_t t = sp__clock_to_real(&c->map, w[1]);
-        e = add_event(c, sp__names_from_ptr(names, ptr), type, t, t);
+        int64_t t = to_real(c, w[1]);
+        e = add_event(c, static_name(c, ptr), type, t, t);
         if (!e) break;
         if (SP__REC_KIND(head) == SP__REC_INSTANT) {
             e->flags |= SP_EVENT_FLAG_INSTANT;
@@ -245,7 +268,7 @@ static void take_event(collector *c, const sp__word *w)
         e = append(c, &c->added, &c->added_count, &c->added_cap);
         if (e)
             fill_event(c, e, payload_name(c, w + SP__COMPLETE_WORDS, SP__REC_LOW(head)), type,
-                       sp__clock_to_real(&c->map, w[2]), sp__clock_to_real(&c->map, w[3]));
+                       to_real(c, w[2]), to_real(c, w[3]));
         break;
     default:
         break; /* cannot happen: the writer only writes the kinds above */
@@ -310,6 +333,31 @@ static int merge_threads(sp_result *r)
     return 0;
 }
 
+/* The steps after the records are taken, shared by live and saved spans:
+ * merges reused tids, nests, takes the GPU batch (may be NULL) and
+ * attributes. Frees the result on failure. */
+static sp_status finish_result(collector *c, sp__gpu_batch *gpu, sp_result **out)
+{
+    sp__free(c->stack);
+    sp__free(c->added);
+    if (!c->failed && merge_threads(c->r) != 0) c->failed = 1;
+    for (size_t i = 0; !c->failed && i < c->r->thread_count; i++) {
+        sp__thread *t = &c->r->threads[i];
+        c->r->counters[SP_COUNTER_OVERLAP] += sp__tree_build(t->events, t->count);
+    }
+    if (gpu) {
+        if (!c->failed && sp__collect_gpu(c->r, gpu, &c->map) != 0) c->failed = 1;
+        sp__gpu_batch_free(gpu);
+    }
+    if (!c->failed && sp__attribute(c->r) != 0) c->failed = 1;
+    if (c->failed || c->r->names.failed) {
+        sp__result_free(c->r);
+        return sp__fail(SP_ENOMEM, "out of memory collecting the span");
+    }
+    *out = c->r;
+    return SP_OK;
+}
+
 sp_status sp__collect_span(const sp__sync *start, const sp__span_meta *meta, sp_result **out)
 {
     /* The GPU batch first: taking it synchronises the devices, so every
@@ -333,20 +381,27 @@ sp_status sp__collect_span(const sp__sync *start, const sp__span_meta *meta, sp_
     if (meta) c.r->meta = *meta;
     sp__record_drain(stop.ticks, on_records, &c, NULL, NULL);
     c.r->counters[SP_COUNTER_HOST_DROPPED] += sp__record_take_orphan_drops();
-    sp__free(c.stack);
-    sp__free(c.added);
-    if (!c.failed && merge_threads(c.r) != 0) c.failed = 1;
-    for (size_t i = 0; !c.failed && i < c.r->thread_count; i++) {
-        sp__thread *t = &c.r->threads[i];
-        c.r->counters[SP_COUNTER_OVERLAP] += sp__tree_build(t->events, t->count);
+    return finish_result(&c, &gpu, out);
+}
+
+sp_status sp__collect_saved(const sp__saved_span *s, sp_result **out)
+{
+    collector c = {0};
+    c.r = sp__result_new();
+    if (!c.r) return sp__fail(SP_ENOMEM, "out of memory collecting the span");
+    c.map = s->map;
+    c.name_of = s->name_of;
+    c.name_ctx = s->name_ctx;
+    c.end_ns = to_real(&c, s->end_ticks);
+    c.r->span_start_ns = to_real(&c, s->start_ticks);
+    if (c.end_ns < c.r->span_start_ns) c.end_ns = c.r->span_start_ns;
+    c.r->span_end_ns = c.end_ns;
+    c.r->meta = s->meta;
+    for (size_t i = 0; i < s->thread_count && !c.failed; i++) {
+        sp__saved_thread *t = &s->threads[i];
+        if (t->count > 0) on_records(&c, &t->tb, t->words, t->count, t->tb.read_ticks);
+        if (!c.failed) on_records(&c, &t->tb, NULL, 0, 0);
     }
-    if (!c.failed && sp__collect_gpu(c.r, &gpu, &c.map) != 0) c.failed = 1;
-    sp__gpu_batch_free(&gpu);
-    if (!c.failed && sp__attribute(c.r) != 0) c.failed = 1;
-    if (c.failed || c.r->names.failed) {
-        sp__result_free(c.r);
-        return sp__fail(SP_ENOMEM, "out of memory collecting the span");
-    }
-    *out = c.r;
-    return SP_OK;
+    c.r->counters[SP_COUNTER_HOST_DROPPED] += s->orphan_dropped;
+    return finish_result(&c, NULL, out);
 }

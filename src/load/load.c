@@ -1,6 +1,6 @@
 /* load.c: sp_result_load, the public entry of the load stage. It tells the
  * format from the file's first bytes (not its name, so a renamed file still
- * loads) and hands over to the protobuf or JSON reader. */
+ * loads) and hands over to the protobuf, JSON or crash-dump reader. */
 #include "load.h"
 
 #include <errno.h>
@@ -14,9 +14,10 @@ void sp_load_options_init(sp_load_options *opts)
     opts->format = SP_FORMAT_AUTO;
 }
 
-/* gzip -> JSON_GZ; '{' or '[' after optional whitespace -> JSON; anything
- * else -> PROTOBUF (whose first byte is a field key, never those). */
-static sp_status sniff(const char *path, sp_format *format)
+/* The crash dump's magic -> a crash dump (*is_dump); gzip -> JSON_GZ; '{'
+ * or '[' after optional whitespace -> JSON; anything else -> PROTOBUF (whose
+ * first byte is a field key, never those). */
+static sp_status sniff(const char *path, sp_format *format, int *is_dump)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return sp__fail(SP_EIO, "%s: cannot open: %s", path, strerror(errno));
@@ -26,6 +27,10 @@ static sp_status sniff(const char *path, sp_format *format)
     fclose(f);
     if (err) return sp__fail(SP_EIO, "%s: cannot read", path);
     if (n == 0) return sp__fail(SP_EFORMAT, "%s: empty file", path);
+    if (sp__is_dump(head, n)) {
+        *is_dump = 1;
+        return SP_OK;
+    }
     if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b) {
         *format = SP_FORMAT_JSON_GZ;
         return SP_OK;
@@ -46,8 +51,10 @@ sp_status sp_result_load(const char *path, const sp_load_options *opts, sp_resul
     if (!opts) opts = &defaults;
     sp_format format = opts->format;
     if (format == SP_FORMAT_AUTO) {
-        sp_status s = sniff(path, &format);
+        int is_dump = 0;
+        sp_status s = sniff(path, &format, &is_dump);
         if (s != SP_OK) return s;
+        if (is_dump) return sp__load_dump(path, opts, out);
     }
     switch (format) {
     case SP_FORMAT_JSON:

@@ -1,4 +1,5 @@
-/* load.h: the load stage, which reads saved results (load_pb.c, load_json.c)
+/* load.h: the load stage, which reads saved results (load_pb.c, load_json.c,
+ * load_dump.c)
  * back into sp_result, and what it offers the API layer and the CLI. A
  * loaded result is built as the collector builds a live one (threads by
  * ascending tid, events in start order with their nesting from
@@ -51,5 +52,9 @@ sp_status sp__builder_finish(sp__builder *b, int keep_counters, const char *path
 /* Readers (opts already defaulted; format resolved). */
 sp_status sp__load_pb(const char *path, const sp_load_options *opts, sp_result **out);
 sp_status sp__load_json(const char *path, const sp_load_options *opts, sp_result **out);
+/* Crash dumps (load_dump.c, src/record/crash.h): sp__is_dump tells one from
+ * the file's first n bytes; sp__load_dump reads it. */
+int sp__is_dump(const unsigned char *head, size_t n);
+sp_status sp__load_dump(const char *path, const sp_load_options *opts, sp_result **out);
 
 #endif

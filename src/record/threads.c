@@ -173,6 +173,12 @@ void sp__record_drain(uint64_t end_ticks, sp__drain_fn fn, void *ctx, uint64_t *
     if (misuse) *misuse = total_misuse;
 }
 
+/* crash.c hook: the newest registered thread (the list continues through
+ * next_thread), read without the lock, as a signal handler must. Buffers
+ * are freed only by the drain: a dump taken while another thread drains is
+ * best effort. */
+sp__tbuf *sp__threads_first(void) { return __atomic_load_n(&registry, __ATOMIC_ACQUIRE); }
+
 void sp__record_discard(void) { sp__record_drain(UINT64_MAX, NULL, NULL, NULL, NULL); }
 
 void sp__threads_fork_lock(void) { pthread_mutex_lock(&registry_lock); }

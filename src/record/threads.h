@@ -12,4 +12,7 @@ extern _Thread_local sp__tbuf *sp__tls_tbuf;
  * chunk), or returns NULL if even that allocation fails. */
 sp__tbuf *sp__thread_register(void);
 
+/* crash.c hook: the first thread of the registry, read without its lock. */
+sp__tbuf *sp__threads_first(void);
+
 #endif

@@ -1,9 +1,11 @@
-/* fuzz_load.c: libFuzzer target for the loaders of src/load. Built twice
- * (tests/fuzz/CMakeLists.txt): SP_FUZZ_FORMAT SP_FORMAT_PROTOBUF gives
+/* fuzz_load.c: libFuzzer target for the loaders of src/load. Built three
+ * times (tests/fuzz/CMakeLists.txt): SP_FUZZ_FORMAT SP_FORMAT_PROTOBUF gives
  * fuzz_load_pb, SP_FORMAT_JSON gives fuzz_load_json (gzip input included,
- * through the same reader). Each input is put in a memfd and loaded by path,
- * as a user's file would be; a result that loads must also summarize. Any
- * crash, leak, hang or sanitizer report is a bug. `make fuzz` runs each
+ * through the same reader), SP_FORMAT_AUTO gives fuzz_load_dump (crash dumps
+ * by their magic, and every other format by its first bytes). Each input is
+ * put in a memfd and loaded by path, as a user's file would be; a result
+ * that loads must also summarize. Any crash, leak, hang or sanitizer report
+ * is a bug. `make fuzz` runs each
  * target for a bounded time from the seeds in tests/fuzz/seeds and
  * tests/data. */
 #define _GNU_SOURCE

@@ -1,0 +1,291 @@
+/* load_dump.c: reads a crash dump (src/record/crash.h, docs/design.md
+ * "Crash dumps") back into a result. The file is checked whole before any
+ * record is decoded: header, section sizes, one META first, THREAD before
+ * WORDS, one END last whose count matches, every thread's words made of
+ * whole events. A truncated or corrupt file gives SP_EFORMAT naming the
+ * offset. The records are then decoded by the collector (sp__collect_saved),
+ * so a dump gives exactly the result a stop at the crash would have, with
+ * the ranges still open at the crash closed there and flagged UNCLOSED.
+ * Static name pointers of the crashed process are looked up in the dump's
+ * NAME sections, never dereferenced. */
+#include "crash.h"
+#include "load.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct dump_name {
+    uint64_t ptr;
+    const char *text;
+    size_t len;
+} dump_name;
+
+typedef struct dump {
+    const char *path;
+    unsigned char *data;
+    size_t size;
+    const sp__dump_meta *meta;
+    sp__saved_thread *threads;
+    size_t thread_count;
+    sp__word *words;     /* every thread's words, back to back */
+    size_t word_count;
+    dump_name *names;    /* sorted by ptr */
+    size_t name_count;
+} dump;
+
+int sp__is_dump(const unsigned char *head, size_t n)
+{
+    return n >= SP__DUMP_MAGIC_BYTES && memcmp(head, SP__DUMP_MAGIC, SP__DUMP_MAGIC_BYTES) == 0;
+}
+
+static sp_status bad(const dump *d, size_t offset, const char *what)
+{
+    return sp__fail(SP_EFORMAT, "%s: crash dump: %s at offset %zu", d->path, what, offset);
+}
+
+static sp_status read_file(dump *d)
+{
+    FILE *f = fopen(d->path, "rb");
+    if (!f) return sp__fail(SP_EIO, "%s: cannot open: %s", d->path, strerror(errno));
+    sp__buf b;
+    sp__buf_init(&b);
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) sp__buf_append(&b, chunk, n);
+    int err = ferror(f);
+    fclose(f);
+    if (err || b.failed) {
+        sp__buf_fini(&b);
+        return err ? sp__fail(SP_EIO, "%s: cannot read", d->path)
+                   : sp__fail(SP_ENOMEM, "%s: out of memory", d->path);
+    }
+    /* The buffer's memory comes from the allocator, so it is aligned for
+     * word access (every section starts at a multiple of 8). */
+    d->size = b.len;
+    d->data = (unsigned char *)b.data;
+    if (!d->data) return sp__fail(SP_EFORMAT, "%s: empty file", d->path);
+    return SP_OK;
+}
+
+/* One section's header at off: its type, payload and the next offset. */
+typedef struct section {
+    uint32_t type;
+    size_t payload, bytes, next;
+} section;
+
+static int next_section(const dump *d, size_t off, section *s)
+{
+    if (d->size - off < 16) return -1;
+    uint32_t head[2];
+    uint64_t bytes;
+    memcpy(head, d->data + off, sizeof head);
+    memcpy(&bytes, d->data + off + 8, sizeof bytes);
+    size_t room = d->size - off - 16;
+    if (head[1] != 0 || bytes > room) return -1;
+    size_t padded = (size_t)bytes + (8 - bytes % 8) % 8;
+    if (padded > room) return -1;
+    s->type = head[0];
+    s->payload = off + 16;
+    s->bytes = (size_t)bytes;
+    s->next = off + 16 + padded;
+    return 0;
+}
+
+/* Pass 1: structure and counts. */
+static sp_status scan(dump *d, size_t *threads, size_t *words, size_t *names)
+{
+    if (d->size < SP__DUMP_HEADER_BYTES) return bad(d, 0, "file shorter than its header");
+    uint32_t head32[2];
+    uint64_t order;
+    memcpy(head32, d->data + 8, sizeof head32);
+    memcpy(&order, d->data + 16, sizeof order);
+    if (order != SP__DUMP_BYTE_ORDER) return bad(d, 16, "written with another byte order");
+    if (head32[0] != SP__DUMP_VERSION) return bad(d, 8, "unknown version");
+    if (head32[1] != SP__DUMP_HEADER_BYTES) return bad(d, 12, "unknown header size");
+    size_t off = SP__DUMP_HEADER_BYTES;
+    uint64_t count = 0;
+    *threads = *words = *names = 0;
+    for (;;) {
+        section s;
+        if (off == d->size) return bad(d, off, "file truncated (no END section)");
+        if (next_section(d, off, &s) != 0) return bad(d, off, "section runs past the end of the file");
+        switch (s.type) {
+        case SP__DUMP_META:
+            if (count != 0) return bad(d, off, "META is not the first section");
+            if (s.bytes != sizeof(sp__dump_meta)) return bad(d, off, "META of the wrong size");
+            d->meta = (const sp__dump_meta *)(d->data + s.payload);
+            break;
+        case SP__DUMP_THREAD:
+            if (s.bytes != sizeof(sp__dump_thread)) return bad(d, off, "THREAD of the wrong size");
+            ++*threads;
+            break;
+        case SP__DUMP_WORDS:
+            if (*threads == 0) return bad(d, off, "WORDS before any THREAD");
+            if (s.bytes % sizeof(sp__word)) return bad(d, off, "WORDS not a whole number of words");
+            *words += s.bytes / sizeof(sp__word);
+            break;
+        case SP__DUMP_NAME:
+            if (s.bytes < 8) return bad(d, off, "NAME shorter than its pointer");
+            ++*names;
+            break;
+        case SP__DUMP_END: {
+            uint64_t said;
+            if (s.bytes != sizeof said) return bad(d, off, "END of the wrong size");
+            memcpy(&said, d->data + s.payload, sizeof said);
+            if (said != count) return bad(d, off, "END's section count does not match");
+            if (s.next != d->size) return bad(d, s.next, "data after the END section");
+            if (!d->meta) return bad(d, off, "no META section");
+            return SP_OK;
+        }
+        default:
+            return bad(d, off, "unknown section type");
+        }
+        if (count == 0 && s.type != SP__DUMP_META) return bad(d, off, "META is not the first section");
+        count++;
+        off = s.next;
+    }
+}
+
+static int by_ptr(const void *a, const void *b)
+{
+    uint64_t x = ((const dump_name *)a)->ptr, y = ((const dump_name *)b)->ptr;
+    return x < y ? -1 : x > y;
+}
+
+/* Pass 2: fills threads, words and names (the structure is known good). */
+static void fill(dump *d)
+{
+    size_t off = SP__DUMP_HEADER_BYTES;
+    sp__saved_thread *t = NULL;
+    for (;;) {
+        section s;
+        next_section(d, off, &s);
+        const unsigned char *p = d->data + s.payload;
+        if (s.type == SP__DUMP_END) break;
+        if (s.type == SP__DUMP_THREAD) {
+            sp__dump_thread dt;
+            memcpy(&dt, p, sizeof dt);
+            t = &d->threads[d->thread_count++];
+            t->tb.tid = dt.tid;
+            t->tb.read_ticks = dt.base_ticks;
+            t->tb.span_dropped = dt.dropped;
+            t->tb.span_misuse = dt.misuse;
+            memcpy(t->tb.name, dt.name, sizeof t->tb.name - 1);
+            t->words = d->words + d->word_count;
+        } else if (s.type == SP__DUMP_WORDS) {
+            size_t n = s.bytes / sizeof(sp__word);
+            memcpy(d->words + d->word_count, p, s.bytes);
+            d->word_count += n;
+            t->count += n;
+        } else if (s.type == SP__DUMP_NAME) {
+            dump_name *nm = &d->names[d->name_count++];
+            memcpy(&nm->ptr, p, sizeof nm->ptr);
+            nm->text = (const char *)p + 8;
+            nm->len = s.bytes - 8;
+        }
+        off = s.next;
+    }
+    /* A stable order is not needed: duplicates of one pointer hold one text. */
+    qsort(d->names, d->name_count, sizeof *d->names, by_ptr);
+}
+
+/* Every thread's words must be whole events. */
+static sp_status check_events(const dump *d)
+{
+    for (size_t i = 0; i < d->thread_count; i++) {
+        const sp__saved_thread *t = &d->threads[i];
+        size_t k = 0;
+        while (k < t->count) {
+            unsigned kind = SP__REC_KIND(t->words[k]);
+            if (kind == 0) return bad(d, 0, "unknown record kind in a thread's words");
+            size_t n = sp__event_words(t->words + k);
+            if (n > t->count - k)
+                return sp__fail(SP_EFORMAT, "%s: crash dump: thread %llu: event at word %zu runs past "
+                                "its records", d->path, (unsigned long long)t->tb.tid, k);
+            k += n;
+        }
+    }
+    return SP_OK;
+}
+
+static sp_status check_meta(const dump *d, sp__saved_span *span)
+{
+    const sp__dump_meta *m = d->meta;
+    double rate = m->ns_per_tick;
+    if (!isfinite(rate) || rate <= 0 || rate > 1e6) return bad(d, SP__DUMP_HEADER_BYTES, "bad tick rate");
+    if (m->anchor_real_ns < 0 || m->anchor_real_ns > ((int64_t)1 << 62))
+        return bad(d, SP__DUMP_HEADER_BYTES, "bad time anchor");
+    span->map.anchor_ticks = m->anchor_ticks;
+    span->map.anchor_real_ns = m->anchor_real_ns;
+    span->map.ns_per_tick = rate;
+    span->start_ticks = m->start_ticks;
+    span->end_ticks = m->end_ticks;
+    span->orphan_dropped = m->orphan_dropped;
+    sp__span_meta *meta = &span->meta;
+    meta->record_shapes = (m->flags & SP__DUMP_RECORD_SHAPES) != 0;
+    meta->profile_memory = (m->flags & SP__DUMP_PROFILE_MEMORY) != 0;
+    meta->with_flops = (m->flags & SP__DUMP_WITH_FLOPS) != 0;
+    meta->with_stack = (m->flags & SP__DUMP_WITH_STACK) != 0;
+    meta->pid = m->pid;
+    memcpy(meta->process_name, m->process_name, sizeof meta->process_name - 1);
+    return SP_OK;
+}
+
+static uint32_t name_of(void *ctx, sp__names *names, uint64_t ptr)
+{
+    const dump *d = ctx;
+    if (ptr == 0) return sp__names_from_bytes(names, "(null)", 6);
+    size_t lo = 0, hi = d->name_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->names[mid].ptr < ptr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < d->name_count && d->names[lo].ptr == ptr) {
+        /* Text after a NUL is not part of a C string name. */
+        const dump_name *nm = &d->names[lo];
+        return sp__names_from_bytes(names, nm->text, strnlen(nm->text, nm->len));
+    }
+    return sp__names_from_bytes(names, "(unknown)", 9);
+}
+
+sp_status sp__load_dump(const char *path, const sp_load_options *opts, sp_result **out)
+{
+    dump d;
+    memset(&d, 0, sizeof d);
+    d.path = path;
+    sp__saved_span span;
+    memset(&span, 0, sizeof span);
+    size_t threads = 0, words = 0, names = 0;
+    sp_status s = read_file(&d);
+    if (s == SP_OK) s = scan(&d, &threads, &words, &names);
+    if (s == SP_OK) {
+        d.threads = sp__alloc(sizeof *d.threads * (threads ? threads : 1));
+        d.words = sp__alloc(sizeof *d.words * (words ? words : 1));
+        d.names = sp__alloc(sizeof *d.names * (names ? names : 1));
+        if (!d.threads || !d.words || !d.names) s = sp__fail(SP_ENOMEM, "%s: out of memory", path);
+    }
+    if (s == SP_OK) {
+        fill(&d);
+        s = check_events(&d);
+    }
+    if (s == SP_OK) s = check_meta(&d, &span);
+    if (s == SP_OK) {
+        span.threads = d.threads;
+        span.thread_count = d.thread_count;
+        span.name_of = name_of;
+        span.name_ctx = &d;
+        s = sp__collect_saved(&span, out);
+    }
+    if (s == SP_OK && opts && opts->progress) opts->progress(d.size, d.size, opts->progress_user);
+    sp__free(d.threads);
+    sp__free(d.words);
+    sp__free(d.names);
+    sp__free(d.data);
+    return s;
+}

@@ -1,0 +1,443 @@
+/* crash.c: saves the span being recorded when the process dies without
+ * stopping the profiler: on a crash signal (SIGSEGV, SIGBUS, SIGABRT,
+ * SIGFPE, SIGILL) and at exit(). The profiler layer arms it when it takes
+ * the tracers (sp_options.save_on_crash) and disarms it when it lets go.
+ *
+ * Arming does everything that is not async-signal-safe in advance: it
+ * creates the temporary file, the pipe used to test whether a name pointer
+ * is readable, and copies the paths and process facts into static storage.
+ * The signal path then only reads the recording buffers (no lock: it reads
+ * each thread's published position, as the collector does) and calls
+ * write, fsync, close, rename, sigaction and raise, all async-signal-safe.
+ * It allocates nothing and uses static buffers; one thread dumps at a time.
+ * After the dump the previous handler is restored and the signal passed on,
+ * so the process dies (or the host's handler runs) as it would have.
+ *
+ * Invariant: `armed` is set only after every other field of the state is
+ * written, and the handler reads the state only after seeing it set. The
+ * state belongs to the process that armed it: a forked child (another pid)
+ * never writes or removes the parent's file. */
+#define _GNU_SOURCE
+#include "crash.h"
+#include "record.h"
+#include "threads.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SIGNAL_COUNT 5
+static const int crash_signals[SIGNAL_COUNT] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
+static struct sigaction previous[SIGNAL_COUNT];
+static int exit_registered;
+
+static _Atomic int armed;      /* a file is open and may be written */
+static _Atomic int span_open;  /* a span is being recorded */
+static _Atomic int dumping;    /* a thread is writing the dump */
+static sp__sync span_start;
+static sp__crash_info info;
+static int64_t armed_pid;
+static int dump_fd = -1;
+static int probe_fd[2] = {-1, -1}; /* a pipe: write() tells readable memory */
+static char tmp_path[PATH_MAX + 16];
+static char final_path[PATH_MAX];
+
+/* Static pointers seen in the words, written as NAME sections at the end.
+ * When the table is full, further names are written at once (duplicates
+ * are allowed by the format). */
+#define NAME_SLOTS 16384
+static uint64_t name_slots[NAME_SLOTS];
+static int name_zero_seen;
+
+/* Output staging: small pieces gather here, large runs are written from
+ * where they lie. */
+static char out_buf[8192];
+static size_t out_len;
+static int out_failed;
+static uint64_t out_sections;
+
+/* ---- writing (async-signal-safe) ---- */
+
+static void raw_write(const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0 && !out_failed) {
+        ssize_t n = write(dump_fd, p, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            out_failed = 1;
+            return;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
+static void flush_out(void)
+{
+    raw_write(out_buf, out_len);
+    out_len = 0;
+}
+
+static void put(const void *data, size_t len)
+{
+    if (len > sizeof out_buf / 2) {
+        flush_out();
+        raw_write(data, len);
+        return;
+    }
+    if (out_len + len > sizeof out_buf) flush_out();
+    memcpy(out_buf + out_len, data, len);
+    out_len += len;
+}
+
+static void put_pad(size_t len)
+{
+    static const char zeros[8];
+    if (len % 8) put(zeros, 8 - len % 8);
+}
+
+static void put_section(uint32_t type, uint64_t bytes)
+{
+    uint32_t head[2] = {type, 0};
+    put(head, sizeof head);
+    put(&bytes, sizeof bytes);
+    out_sections++;
+}
+
+/* Whether the byte at p can be read, without touching it: write() reports
+ * EFAULT for an unmapped address instead of raising a signal. */
+static int readable(const char *p)
+{
+    char c;
+    if (write(probe_fd[1], p, 1) != 1) return 0;
+    while (read(probe_fd[0], &c, 1) < 0 && errno == EINTR) {
+    }
+    return 1;
+}
+
+/* Length of the string at p, at most max; -1 if p cannot be read. Each
+ * 4 KiB page is probed before its first byte is read (every page size is a
+ * multiple of 4 KiB), so a bad pointer never faults here. */
+static long safe_strnlen(const char *p, size_t max)
+{
+    size_t n = 0;
+    for (; n < max; n++) {
+        const char *q = p + n;
+        if ((n == 0 || ((uintptr_t)q & 4095u) == 0) && !readable(q)) return n == 0 ? -1 : (long)n;
+        if (*q == '\0') break;
+    }
+    return (long)n;
+}
+
+static void put_name(uint64_t ptr)
+{
+    const char *s = (const char *)(uintptr_t)ptr;
+    long len = ptr ? safe_strnlen(s, SP__NAME_MAX_BYTES + 1) : -1;
+    if (len < 0) return; /* the loader shows "(unknown)" (NULL: "(null)") */
+    put_section(SP__DUMP_NAME, 8 + (uint64_t)len);
+    put(&ptr, sizeof ptr);
+    put(s, (size_t)len);
+    put_pad(8 + (size_t)len);
+}
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return x;
+}
+
+/* Notes a static pointer; writes its name now only if the table is full. */
+static void note_name(uint64_t ptr)
+{
+    if (ptr == 0) {
+        name_zero_seen = 1;
+        return;
+    }
+    size_t j = (size_t)mix(ptr) & (NAME_SLOTS - 1);
+    for (size_t probes = 0; probes < NAME_SLOTS / 2; probes++, j = (j + 1) & (NAME_SLOTS - 1)) {
+        if (name_slots[j] == ptr) return;
+        if (name_slots[j] == 0) {
+            name_slots[j] = ptr;
+            return;
+        }
+    }
+    put_name(ptr);
+}
+
+static void note_names(const sp__word *w, const sp__word *stop)
+{
+    while (w < stop) {
+        unsigned kind = SP__REC_KIND(*w);
+        if (kind == SP__REC_BEGIN || kind == SP__REC_INSTANT || kind == SP__REC_COUNTER ||
+            kind == SP__REC_MEMORY)
+            note_name(SP__REC_LOW(*w));
+        size_t n = sp__event_words(w);
+        if (n > (size_t)(stop - w)) break;
+        w += n;
+    }
+}
+
+static int in_chunk(const sp__chunk *c, const sp__word *p)
+{
+    return p >= c->words && p <= c->words + c->cap;
+}
+
+/* Writes one thread's unread words, chunk by chunk, as the drain would read
+ * them (threads.c), but without consuming anything. Chain walks are bounded
+ * so that a corrupted buffer cannot hold the dying process. */
+static void put_thread(sp__tbuf *tb)
+{
+    sp__dump_thread t;
+    memset(&t, 0, sizeof t);
+    t.tid = tb->tid;
+    t.base_ticks = tb->read_ticks;
+    t.dropped = atomic_load_explicit(&tb->dropped, memory_order_relaxed) - tb->dropped_seen;
+    t.misuse = atomic_load_explicit(&tb->misuse, memory_order_relaxed) - tb->misuse_seen;
+    memcpy(t.name, tb->name, sizeof t.name - 1);
+    put_section(SP__DUMP_THREAD, sizeof t);
+    put(&t, sizeof t);
+
+    sp__word *published = atomic_load_explicit(&tb->pos, memory_order_acquire);
+    sp__word *start = tb->read;
+    sp__chunk *c = tb->head;
+    int hops = 0;
+    while (c && !in_chunk(c, start) && hops++ < 1 << 20)
+        c = atomic_load_explicit(&c->next, memory_order_acquire);
+    while (c && hops++ < 1 << 20) {
+        int last = in_chunk(c, published);
+        sp__word *stop = last ? published : atomic_load_explicit(&c->sealed_end, memory_order_acquire);
+        if (!stop || !in_chunk(c, stop) || stop < start) break;
+        if (stop > start) {
+            size_t bytes = (size_t)(stop - start) * sizeof(sp__word);
+            put_section(SP__DUMP_WORDS, bytes);
+            put(start, bytes);
+            note_names(start, stop);
+        }
+        if (last) break;
+        c = atomic_load_explicit(&c->next, memory_order_acquire);
+        if (c) start = c->words;
+    }
+}
+
+static void put_meta(int signo)
+{
+    sp__sync now;
+    sp__clock_sync(&now); /* rdtsc and clock_gettime: async-signal-safe */
+    sp__tick_map map;
+    sp__clock_map(&map, &span_start, &now);
+    sp__dump_meta m;
+    memset(&m, 0, sizeof m);
+    m.signo = signo;
+    m.pid = armed_pid;
+    m.start_ticks = span_start.ticks;
+    m.end_ticks = now.ticks;
+    m.anchor_ticks = map.anchor_ticks;
+    m.anchor_real_ns = map.anchor_real_ns;
+    m.ns_per_tick = map.ns_per_tick;
+    m.flags = info.flags;
+    memcpy(m.process_name, info.process_name, sizeof m.process_name);
+    put_section(SP__DUMP_META, sizeof m);
+    put(&m, sizeof m);
+}
+
+/* Writes the whole dump into dump_fd, then renames the file into place.
+ * Called with `dumping` held. Returns 0 on success. */
+static int write_dump(int signo)
+{
+    out_len = 0;
+    out_failed = 0;
+    out_sections = 0;
+    memset(name_slots, 0, sizeof name_slots);
+    name_zero_seen = 0;
+    uint32_t head32[2] = {SP__DUMP_VERSION, SP__DUMP_HEADER_BYTES};
+    uint64_t order = SP__DUMP_BYTE_ORDER;
+    put(SP__DUMP_MAGIC, SP__DUMP_MAGIC_BYTES);
+    put(head32, sizeof head32);
+    put(&order, sizeof order);
+    put_meta(signo);
+    int threads = 0;
+    for (sp__tbuf *tb = sp__threads_first(); tb && threads < 1 << 20; tb = tb->next_thread, threads++)
+        put_thread(tb);
+    for (size_t i = 0; i < NAME_SLOTS; i++)
+        if (name_slots[i]) put_name(name_slots[i]);
+    (void)name_zero_seen; /* NULL names need no text: the loader knows them */
+    uint64_t sections = out_sections;
+    put_section(SP__DUMP_END, sizeof sections);
+    put(&sections, sizeof sections);
+    flush_out();
+    int failed = out_failed;
+    fsync(dump_fd);
+    close(dump_fd);
+    dump_fd = -1;
+    if (failed || rename(tmp_path, final_path) != 0) {
+        unlink(tmp_path);
+        return -1;
+    }
+    return 0;
+}
+
+static void close_probe(void)
+{
+    for (int i = 0; i < 2; i++) {
+        if (probe_fd[i] >= 0) close(probe_fd[i]);
+        probe_fd[i] = -1;
+    }
+}
+
+/* Takes the dump if this process armed it and a span is open; disarms. */
+static int dump_once(int signo)
+{
+    if (!atomic_load_explicit(&armed, memory_order_acquire) || (int64_t)getpid() != armed_pid)
+        return -1;
+    if (atomic_exchange(&dumping, 1)) {
+        /* Another thread is dumping: give it up to ten seconds to finish
+         * before this thread's signal goes on and perhaps ends the process. */
+        struct timespec tick = {0, 10000000};
+        for (int i = 0; i < 1000 && atomic_load(&dumping); i++) nanosleep(&tick, NULL);
+        return -1;
+    }
+    int rc = -1;
+    if (atomic_load_explicit(&armed, memory_order_acquire)) {
+        atomic_store(&armed, 0);
+        if (atomic_load_explicit(&span_open, memory_order_acquire)) {
+            rc = write_dump(signo);
+        } else {
+            close(dump_fd);
+            dump_fd = -1;
+            unlink(tmp_path);
+        }
+        close_probe();
+    }
+    atomic_store(&dumping, 0);
+    return rc;
+}
+
+/* ---- the signal path ---- */
+
+static int signal_index(int sig)
+{
+    for (int i = 0; i < SIGNAL_COUNT; i++)
+        if (crash_signals[i] == sig) return i;
+    return -1;
+}
+
+static void on_crash(int sig, siginfo_t *si, void *uctx)
+{
+    int saved_errno = errno;
+    dump_once(sig);
+    int i = signal_index(sig);
+    if (i < 0) return;
+    /* Pass the signal on as if stepprof had never been there: the previous
+     * handler is put back, then called (or the default action taken). */
+    struct sigaction prev = previous[i];
+    sigaction(sig, &prev, NULL);
+    errno = saved_errno;
+    if (prev.sa_flags & SA_SIGINFO) {
+        if (prev.sa_sigaction) prev.sa_sigaction(sig, si, uctx);
+        return;
+    }
+    if (prev.sa_handler == SIG_IGN) return;
+    if (prev.sa_handler == SIG_DFL) {
+        /* The signal is blocked while this handler runs; it is delivered
+         * with the default action as soon as the handler returns. */
+        raise(sig);
+        return;
+    }
+    prev.sa_handler(sig);
+}
+
+static void at_exit(void) { (void)dump_once(0); }
+
+/* Installs the handler for each crash signal where it is not in place
+ * (after a crash that the host survived, on_crash has put the previous
+ * handler back), remembering the handler it replaces. */
+static void install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_crash;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < SIGNAL_COUNT; i++) {
+        struct sigaction cur;
+        if (sigaction(crash_signals[i], NULL, &cur) != 0) continue;
+        if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_crash) continue;
+        sigaction(crash_signals[i], &sa, &previous[i]);
+    }
+}
+
+/* ---- arming (ordinary code) ---- */
+
+int sp__crash_arm(const char *path, const sp__crash_info *what, char *why, size_t why_size)
+{
+    sp__crash_disarm();
+    if (!path || !*path || strlen(path) >= sizeof final_path) {
+        snprintf(why, why_size, "crash dump path is empty or too long");
+        return -1;
+    }
+    snprintf(final_path, sizeof final_path, "%s", path);
+    snprintf(tmp_path, sizeof tmp_path, "%s.tmpXXXXXX", path);
+    dump_fd = mkostemp(tmp_path, O_CLOEXEC);
+    if (dump_fd < 0) {
+        snprintf(why, why_size, "cannot create the crash dump file %s: %s", tmp_path, strerror(errno));
+        return -1;
+    }
+    if (pipe2(probe_fd, O_CLOEXEC | O_NONBLOCK) != 0) {
+        snprintf(why, why_size, "cannot create a pipe for the crash dump: %s", strerror(errno));
+        close(dump_fd);
+        dump_fd = -1;
+        unlink(tmp_path);
+        return -1;
+    }
+    info = *what;
+    info.process_name[sizeof info.process_name - 1] = '\0';
+    armed_pid = (int64_t)getpid();
+    install();
+    if (!exit_registered) exit_registered = atexit(at_exit) == 0;
+    atomic_store_explicit(&armed, 1, memory_order_release);
+    return 0;
+}
+
+void sp__crash_set_span(const sp__sync *start)
+{
+    if (!start) {
+        atomic_store_explicit(&span_open, 0, memory_order_release);
+        return;
+    }
+    atomic_store_explicit(&span_open, 0, memory_order_release);
+    span_start = *start;
+    atomic_store_explicit(&span_open, 1, memory_order_release);
+}
+
+void sp__crash_disarm(void)
+{
+    if (!atomic_load(&armed) || (int64_t)getpid() != armed_pid) {
+        /* Nothing armed, or the parent's state inherited through fork():
+         * its file belongs to the parent; forget the descriptors only. */
+        if (atomic_load(&armed)) {
+            atomic_store(&armed, 0);
+            close(dump_fd);
+            dump_fd = -1;
+            close_probe();
+        }
+        return;
+    }
+    if (atomic_exchange(&dumping, 1)) return; /* a dump is being written */
+    atomic_store(&armed, 0);
+    atomic_store(&span_open, 0);
+    close(dump_fd);
+    dump_fd = -1;
+    unlink(tmp_path);
+    close_probe();
+    atomic_store(&dumping, 0);
+}
+
+int sp__crash_write(int signo) { return dump_once(signo); }

@@ -1,0 +1,101 @@
+/* crash.h: the crash dump (crash.c) and its file format, which the loader
+ * (src/load/load_dump.c) reads back. A dump holds the raw per-thread record
+ * words of the span being recorded when the process crashed (or exited
+ * without stopping the profiler), plus what is needed to read them in
+ * another process: each thread's id, name and base tick count, the text of
+ * every static name pointer the words mention, and the tick -> time map.
+ *
+ * Format (docs/design.md, "Crash dumps"), every integer in the writer's byte
+ * order (the header's byte-order word tells a reader with another order):
+ *
+ *   header   magic "\x7fSPDUMP\n" (8 bytes), u32 version (1), u32 header
+ *            bytes (24), u64 byte-order word 0x0102030405060708
+ *   sections one after another: u32 type, u32 0, u64 payload bytes, then
+ *            the payload padded with zeros to a multiple of 8 bytes:
+ *     META   (first, once) sp__dump_meta
+ *     THREAD sp__dump_thread; starts a thread: the WORDS after it are its
+ *     WORDS  record words (record.h) of the current thread, whole events;
+ *            a thread's WORDS sections concatenated are its events in order
+ *     NAME   u64 pointer value, then the text it pointed to (no NUL), cut at
+ *            SP__NAME_MAX_BYTES + 1 bytes; absent if it was not readable
+ *     END    (last, once) u64 count of the sections before it
+ *
+ * A file without its END section, or with anything after it, is truncated or
+ * corrupt: the loader rejects it. */
+#ifndef SP_RECORD_CRASH_H
+#define SP_RECORD_CRASH_H
+
+#include "clock.h"
+
+#include <stdint.h>
+
+#define SP__DUMP_MAGIC "\x7fSPDUMP\n"
+#define SP__DUMP_MAGIC_BYTES 8
+#define SP__DUMP_VERSION 1
+#define SP__DUMP_HEADER_BYTES 24
+#define SP__DUMP_BYTE_ORDER UINT64_C(0x0102030405060708)
+
+enum sp__dump_section {
+    SP__DUMP_META = 1,
+    SP__DUMP_THREAD = 2,
+    SP__DUMP_WORDS = 3,
+    SP__DUMP_NAME = 4,
+    SP__DUMP_END = 5
+};
+
+/* META flag bits (the options recorded in the trace metadata). */
+enum {
+    SP__DUMP_RECORD_SHAPES = 1,
+    SP__DUMP_PROFILE_MEMORY = 2,
+    SP__DUMP_WITH_FLOPS = 4,
+    SP__DUMP_WITH_STACK = 8
+};
+
+/* Every field is 8-byte aligned, so the layout has no padding. */
+typedef struct sp__dump_meta {
+    int64_t signo;          /* the crash signal; 0 when written at exit() */
+    int64_t pid;
+    uint64_t start_ticks;   /* the span's start */
+    uint64_t end_ticks;     /* the moment of the dump: open ranges end here */
+    uint64_t anchor_ticks;  /* tick -> CLOCK_REALTIME ns map (clock.h) */
+    int64_t anchor_real_ns;
+    double ns_per_tick;
+    uint64_t flags;         /* SP__DUMP_* option bits */
+    uint64_t orphan_dropped;
+    char process_name[64];
+} sp__dump_meta;
+
+typedef struct sp__dump_thread {
+    uint64_t tid;
+    uint64_t base_ticks;    /* time of the event before the first word (ends) */
+    uint64_t dropped;       /* events dropped at the cap in the span */
+    uint64_t misuse;
+    char name[64];          /* NUL-terminated */
+} sp__dump_thread;
+
+/* What the dump's META records about the process, taken when arming. */
+typedef struct sp__crash_info {
+    uint64_t flags;         /* SP__DUMP_* */
+    char process_name[64];
+} sp__crash_info;
+
+/* Opens the dump's temporary file (`path` with ".tmpXXXXXX" appended, in
+ * path's directory), installs the signal handlers (once per process; they
+ * chain to the handlers found then) and the atexit handler (once). Returns
+ * 0, or -1 with the reason in why. Re-arming closes the previous file.
+ * Threads: not concurrently with the other sp__crash_* calls. */
+int sp__crash_arm(const char *path, const sp__crash_info *info, char *why, size_t why_size);
+
+/* Sets the start of the span being recorded (NULL: none; nothing is dumped
+ * while there is none). */
+void sp__crash_set_span(const sp__sync *start);
+
+/* Closes and removes the temporary file; the handlers stay installed but
+ * only pass signals on. */
+void sp__crash_disarm(void);
+
+/* Writes the dump now, as at exit() (signo 0) or a signal, and disarms.
+ * Returns 0 when a dump was written. Used by the atexit handler and tests. */
+int sp__crash_write(int signo);
+
+#endif
