@@ -1,7 +1,8 @@
 # stepprof's front door. `make demo` builds and profiles the example training
 # loop; `make test` runs every test, also under ASan+UBSan, and the threaded
-# ones under TSan. Both install what they need first (scripts/ensure-deps.sh).
-# The real build is CMake.
+# ones under TSan, and the demo under valgrind where valgrind is installed.
+# Both install what they need first (scripts/ensure-deps.sh); valgrind is
+# optional and never installed by them. The real build is CMake.
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
@@ -53,7 +54,7 @@ gpu-demo: build
 	@echo "Open the trace in https://ui.perfetto.dev: kernels, copies and memsets on the GPU 0 track,"
 	@echo "each linked by an arrow to its launch on the training thread."
 
-test: test-default test-asan test-tsan test-python test-fuzz
+test: test-default test-asan test-tsan test-python test-fuzz test-valgrind test-compat
 
 test-default: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -77,12 +78,15 @@ test-asan: asan
 # ThreadSanitizer, built with clang. Only these targets are built.
 TSAN_TESTS ?= record_test_record record_test_fork record_test_memory api_test_profiler \
 	api_test_timer_stack api_test_handlers api_test_misuse sys_test_alloc load_test_roundtrip \
-	export_test_chrome_json
+	export_test_chrome_json record_test_cap_100m
 $(TSAN_BUILD)/CMakeCache.txt: | deps
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSP_TSAN=ON \
 		-DSP_BUILD_BENCH=OFF $(CMAKE_ARGS)
 
+# Configured again first: named targets are looked up before CMake re-globs
+# tests/, so a test file added since the last configure would be unknown.
 tsan: deps $(TSAN_BUILD)/CMakeCache.txt
+	cmake -S . -B $(TSAN_BUILD) > /dev/null
 	cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_TESTS)
 
 test-tsan: tsan
@@ -98,10 +102,11 @@ $(FUZZ_BUILD)/CMakeCache.txt: | deps
 		-DSP_BUILD_TESTS=OFF -DSP_BUILD_EXAMPLES=OFF -DSP_BUILD_BENCH=OFF $(CMAKE_ARGS)
 
 fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
-	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_load_pb fuzz_load_json
+	cmake -S . -B $(FUZZ_BUILD) > /dev/null
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_load_pb fuzz_load_json fuzz_load_dump
 
 test-fuzz: fuzz
-	@for t in pb json; do \
+	@for t in pb json dump; do \
 		mkdir -p $(FUZZ_BUILD)/corpus-$$t && \
 		echo "== fuzz_load_$$t for $(FUZZ_SECONDS) s" && \
 		$(FUZZ_BUILD)/tests/fuzz/fuzz_load_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
@@ -110,6 +115,82 @@ test-fuzz: fuzz
 			2>$(FUZZ_BUILD)/fuzz-$$t.log || { tail -40 $(FUZZ_BUILD)/fuzz-$$t.log; exit 1; }; \
 		tail -1 $(FUZZ_BUILD)/fuzz-$$t.log; \
 	done
+
+# The long fuzz run of issue 9's acceptance, not part of `make test`: each
+# loader fuzzer runs FUZZ_RUNS executions (one after the other), continuing
+# the corpus of test-fuzz. Prints the executions and the rate of each; a
+# finding stops it, with the reproducer in $(FUZZ_BUILD)/crash-*.
+FUZZ_RUNS ?= 1000000
+.PHONY: fuzz-long
+fuzz-long: fuzz
+	@for t in pb json dump; do \
+		mkdir -p $(FUZZ_BUILD)/corpus-$$t && \
+		echo "== fuzz_load_$$t for $(FUZZ_RUNS) runs" && \
+		$(FUZZ_BUILD)/tests/fuzz/fuzz_load_$$t -runs=$(FUZZ_RUNS) -timeout=10 \
+			-rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+			-artifact_prefix=$(FUZZ_BUILD)/crash-$$t- $(FUZZ_BUILD)/corpus-$$t tests/fuzz/seeds tests/data \
+			2>$(FUZZ_BUILD)/fuzz-long-$$t.log || { tail -40 $(FUZZ_BUILD)/fuzz-long-$$t.log; exit 1; }; \
+		grep -E '^(Done|stat::number_of_executed_units|stat::average_exec_per_sec)' $(FUZZ_BUILD)/fuzz-long-$$t.log; \
+	done
+
+# The demo under valgrind (memcheck): any error, or a definitely lost block,
+# fails. Two loader threads, steps [10, 20) profiled. `make test` runs it
+# only where valgrind is installed (it does not install it). No suppressions
+# are needed today; third-party noise would go in tests/valgrind.supp.
+VALGRIND_ARGS ?= --workers 2 --steps 22 --batch 16
+VALGRIND_OUT  ?= $(BUILD)/valgrind
+.PHONY: valgrind test-valgrind
+valgrind: build
+	@echo "== valgrind: train_mlp $(VALGRIND_ARGS)"
+	@rm -rf $(VALGRIND_OUT) && mkdir -p $(VALGRIND_OUT)
+	@valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
+		$(if $(wildcard tests/valgrind.supp),--suppressions=tests/valgrind.supp) \
+		$(BUILD)/examples/train_mlp $(VALGRIND_ARGS) --out $(VALGRIND_OUT)/profiler_log \
+		>$(VALGRIND_OUT)/valgrind.log 2>&1 || { tail -60 $(VALGRIND_OUT)/valgrind.log; exit 1; }
+	@grep -E 'definitely lost|ERROR SUMMARY' $(VALGRIND_OUT)/valgrind.log
+
+test-valgrind:
+	@if command -v valgrind >/dev/null 2>&1; then $(MAKE) --no-print-directory valgrind; \
+	else echo "test-valgrind: valgrind is not installed; skipped (apt-get install valgrind)"; fi
+
+# The viewer compatibility suite (tests/compat, docs/viewers.md): the
+# TensorBoard plugin, HTA and catapult (the plugin's trace viewer, in headless
+# Chromium) open stepprof's traces with their own code. `make compat` installs
+# them: Chromium from Debian when root (else catapult is skipped with a
+# message), the Python packages from PyPI into a throwaway venv. `make test`
+# runs the suite only when that venv already works, and never installs.
+COMPAT_VENV ?= $(BUILD)/compat-venv
+COMPAT_OUT  ?= $(BUILD)/compat
+COMPAT_PKGS ?= torch-tb-profiler==0.4.3 tensorboard==2.21.0 HolisticTraceAnalysis==0.5.0 \
+	pandas==2.2.3 numpy==2.4.6 plotly==7.1.0
+COMPAT_PY   := $(COMPAT_VENV)/bin/python
+.PHONY: compat compat-venv compat-run test-compat
+
+compat-venv:
+	@if [ "$$(cat $(COMPAT_VENV)/.stepprof-pkgs 2>/dev/null)" != "$(COMPAT_PKGS)" ]; then \
+		echo "== compat: installing the viewers into $(COMPAT_VENV): $(COMPAT_PKGS)"; \
+		rm -rf $(COMPAT_VENV) && python3 -m venv $(COMPAT_VENV) && \
+		$(COMPAT_PY) -m pip install -q --disable-pip-version-check $(COMPAT_PKGS) && \
+		echo "$(COMPAT_PKGS)" > $(COMPAT_VENV)/.stepprof-pkgs || { \
+			echo "compat: pip install failed (PyPI unreachable?); see the lines above" >&2; exit 1; }; \
+	fi
+
+compat: build compat-venv
+	@sh scripts/ensure-deps.sh compat || true
+	@$(MAKE) --no-print-directory compat-run
+
+compat-run:
+	@start=$$(date +%s); \
+	$(COMPAT_PY) tests/compat/run_compat.py --build $(BUILD) --out $(COMPAT_OUT); rc=$$?; \
+	echo "make compat: $$(( $$(date +%s) - start )) s, traces and screenshots in $(COMPAT_OUT)"; \
+	exit $$rc
+
+test-compat: test-default
+	@if [ -x $(COMPAT_PY) ] && $(COMPAT_PY) -c 'import torch_tb_profiler, hta' >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory compat-run; \
+	else \
+		echo "compat: skipped: the viewers are not installed in $(COMPAT_VENV) (make compat installs them)"; \
+	fi
 
 # Runs every benchmark and rewrites the generated table in docs/performance.md.
 bench: build
