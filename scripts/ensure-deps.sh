@@ -6,6 +6,25 @@
 # runtime libraries (the libFuzzer targets of tests/fuzz).
 set -u
 missing=""
+
+# `ensure-deps.sh compat`: what only `make compat` needs (headless Chromium
+# and Debian's custom-elements-v0 polyfill, for catapult). Installed when
+# root; otherwise, or if apt fails, it says so and catapult is skipped.
+if [ "${1:-}" = compat ]; then
+    want=""
+    command -v chromium >/dev/null 2>&1 || want="$want chromium"
+    [ -f /usr/lib/javascript/webcomponentsjs-custom-element-v0/CustomElements.js ] ||
+        want="$want libjs-webcomponentsjs-custom-element-v0"
+    [ -z "$want" ] && exit 0
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "stepprof: installing for make compat:$want"
+        export DEBIAN_FRONTEND=noninteractive
+        { apt-get install -y -qq $want >/dev/null 2>&1 ||
+            { apt-get update -qq && apt-get install -y -qq $want >/dev/null; }; } && exit 0
+    fi
+    echo "stepprof: catapult needs:$want (apt-get install -y$want); it will be skipped" >&2
+    exit 1
+fi
 need() { # need PACKAGE TEST-COMMAND...
     pkg=$1; shift
     "$@" >/dev/null 2>&1 || missing="$missing $pkg"

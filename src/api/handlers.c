@@ -61,15 +61,26 @@ static char *tensorboard_safe(char *worker)
     return fixed;
 }
 
+/* torch's default worker is "<host>_<pid>": the plugin's Distributed view
+ * splits it at the last "_<digits>" into node and process. Under a launcher
+ * (a rank variable set, sp__dist_info) the rank goes in between, zero-padded
+ * to the width of the largest rank so the plugin's sorted worker list is in
+ * rank order: "<host>_rank03_<pid>". Paddle's name stays paddle's. */
 static char *default_worker(naming_style style)
 {
     char host[256] = "localhost";
     gethostname(host, sizeof host - 1);
     char name[320];
-    if (style == STYLE_PADDLE)
+    long rank, world_size;
+    int ranked = sp__dist_info(&rank, &world_size);
+    if (style == STYLE_PADDLE) {
         snprintf(name, sizeof name, "host_%spid_%d", host, (int)getpid());
-    else
+    } else if (ranked) {
+        int width = snprintf(NULL, 0, "%ld", world_size - 1);
+        snprintf(name, sizeof name, "%s_rank%0*ld_%d", host, width, rank, (int)getpid());
+    } else {
         snprintf(name, sizeof name, "%s_%d", host, (int)getpid());
+    }
     return sanitized(name);
 }
 

@@ -35,7 +35,66 @@ typedef struct writer {
     char track[48];       /* `<tid>,"ts":` of the thread being written */
     size_t track_len;
     line_tail tails[SP_EVENT_TYPE_COUNT];
+    int plugin_durations; /* 1: durations the TensorBoard plugin nests right */
+    const sp__event *events; /* the thread being written */
+    struct plugin_range *open; /* its open ranges, for plugin_durations */
+    size_t open_count, open_cap;
 } writer;
+
+/* The TensorBoard plugin nests host ranges with doubles: a range B is inside
+ * A when ts_B < ts_A + dur_A, and must then end by ts_A + dur_A, else it logs
+ * "ranges on the same thread should not intersect" and drops B. Late in the
+ * base time's quarter (ts above about 4.4e12 us) a double's step is about
+ * 1 ns, so the rounded sum ts_A + dur_A can exceed the ts of a sibling B that
+ * starts exactly where A ends, or the sum of A's parent (found by
+ * tests/compat in train_mlp's traces). So in files named for the plugin
+ * (*.pt.trace.json[.gz]) each range's dur is cut by the fewest ns (at most
+ * 3) that keep the double sum of its ts and dur at or below both the double
+ * of its end written as a ts and its parent's sum, and never past its
+ * parent's written end: nesting then holds for the plugin's doubles and for
+ * exact ns alike. The text <us>.<3 digits> of ns reads back as the double
+ * nearest ns / 1000, which is what the division below gives, so C and Python
+ * agree. Other file names keep exact durations (stepprof's loader restores
+ * them to the ns). Ranges are written in pre-order, so the open ancestors of
+ * a range are a stack. */
+typedef struct plugin_range {
+    int32_t index;  /* in the thread's events */
+    int64_t end_ns; /* written end, relative to the base time */
+    double sum;     /* the plugin's ts + dur */
+} plugin_range;
+
+static int64_t plugin_dur(writer *w, const sp__event *e, int64_t ts_ns)
+{
+    while (w->open_count && w->open[w->open_count - 1].index != e->parent) w->open_count--;
+    int64_t end = ts_ns + (e->end_ns - e->start_ns);
+    volatile double limit = (double)end / 1000.0;
+    if (w->open_count) {
+        const plugin_range *parent = &w->open[w->open_count - 1];
+        if (parent->end_ns < end) end = parent->end_ns;
+        if (parent->sum < limit) limit = parent->sum;
+    }
+    int64_t dur = end > ts_ns ? end - ts_ns : 0;
+    volatile double t = (double)ts_ns / 1000.0, sum = t + (double)dur / 1000.0;
+    for (int64_t cut = 1; cut <= 3 && cut <= dur && sum > limit; cut++) {
+        sum = t + (double)(dur - cut) / 1000.0;
+        if (sum <= limit) dur -= cut;
+    }
+    if (w->open_count == w->open_cap) {
+        size_t cap = w->open_cap ? w->open_cap * 2 : 64;
+        plugin_range *grown = sp__realloc(w->open, sizeof *grown * cap);
+        if (!grown) return dur; /* this range's children go unclamped: exact times */
+        w->open = grown;
+        w->open_cap = cap;
+    }
+    w->open[w->open_count++] = (plugin_range){(int32_t)(e - w->events), ts_ns + dur, t + (double)dur / 1000.0};
+    return dur;
+}
+
+/* The dur written for host range e, whose ts relative to the base is ts_ns. */
+static int64_t dur_of(writer *w, const sp__event *e, int64_t ts_ns)
+{
+    return w->plugin_durations ? plugin_dur(w, e, ts_ns) : e->end_ns - e->start_ns;
+}
 
 int64_t sp__base_time_ns(void)
 {
@@ -280,7 +339,7 @@ static int put_event_fast(writer *w, const sp__event *e)
         p = text_at(p, args, sizeof args - 1);
     } else {
         p = text_at(p, dur, sizeof dur - 1);
-        p = us_at(p, e->end_ns - e->start_ns);
+        p = us_at(p, dur_of(w, e, e->start_ns - w->base_ns));
         p = text_at(p, ext, sizeof ext - 1);
         p = u64_at(p, ++w->next_external_id);
         *p++ = ',';
@@ -318,7 +377,7 @@ static void put_event(writer *w, const sp__thread *t, const sp__event *e, int32_
     put_event_name(w->b, e, name);
     put_track(w, t->tid);
     put_time(w, "ts", e->start_ns - w->base_ns);
-    if (!instant) put_time(w, "dur", e->end_ns - e->start_ns);
+    if (!instant) put_time(w, "dur", dur_of(w, e, e->start_ns - w->base_ns));
     sp__buf_puts(w->b, ",\"args\":{");
     if (!instant) {
         sp__buf_puts(w->b, "\"External id\":");
@@ -375,7 +434,8 @@ static void put_span_marker(writer *w)
     sp__buf_puts(w->b, "}\n");
 }
 
-static long env_number(const char *const *names, long fallback)
+/* The first of names set to a decimal integer in [0, 2^30), or -1. */
+static long env_number(const char *const *names)
 {
     for (; *names; names++) {
         const char *v = getenv(*names);
@@ -384,14 +444,33 @@ static long env_number(const char *const *names, long fallback)
         long n = strtol(v, &end, 10);
         if (*end == '\0' && n >= 0 && n < (1l << 30)) return n;
     }
-    return fallback;
+    return -1;
+}
+
+/* The process's rank and world size as launchers give them: torchrun and
+ * torch.distributed (RANK, WORLD_SIZE), Open MPI (OMPI_COMM_WORLD_*), MPICH
+ * and Slurm's PMI (PMI_*); LOCAL_RANK / LOCAL_WORLD_SIZE only where no global
+ * one is set (a single-node launcher). Values that are not plain integers are
+ * skipped. A world size that cannot hold the rank becomes rank + 1. Returns 1
+ * if a rank variable was set, 0 for the default rank 0 of 1. */
+int sp__dist_info(long *rank, long *world_size)
+{
+    static const char *const rank_vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "LOCAL_RANK",
+                                            NULL};
+    static const char *const size_vars[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                                            "LOCAL_WORLD_SIZE", NULL};
+    long r = env_number(rank_vars), w = env_number(size_vars);
+    *rank = r < 0 ? 0 : r;
+    *world_size = w < 1 ? 1 : w;
+    if (*world_size <= *rank) *world_size = *rank + 1;
+    return r >= 0;
 }
 
 static void put_header(writer *w, const char *path)
 {
-    static const char *const rank_vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", NULL};
-    static const char *const size_vars[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", NULL};
     const sp_result *r = w->r;
+    long rank, world_size;
+    sp__dist_info(&rank, &world_size);
     (void)path;
     sp__buf_puts(w->b, "{\"schemaVersion\":1,\"deviceProperties\":");
     sp__json_put_device_props(w->b, r);
@@ -399,7 +478,7 @@ static void put_header(writer *w, const char *path)
                    ",\n"
                    "\"distributedInfo\":{\"backend\": \"nccl\", \"rank\": %ld, \"world_size\": %ld},\n"
                    "\"stepprof_version\":\"%s\",\"span_indx\":%u,\n\"ExtraInfo\":{",
-                   env_number(rank_vars, 0), env_number(size_vars, 1), SP_VERSION_STRING,
+                   rank, world_size, SP_VERSION_STRING,
                    r->span_index);
     sp__buf_printf(w->b, "\"System Cpu Utilization\":\"%f\",\"Process Cpu Utilization\":\"%f\"",
                    r->meta.cpu_system, r->meta.cpu_process);
@@ -442,6 +521,8 @@ static void prepare_lines(writer *w)
 static void put_thread(writer *w, sp__json_gpu *g, size_t i)
 {
     const sp__thread *t = &w->r->threads[i];
+    w->events = t->events;
+    w->open_count = 0;
     char *p = u64_at(w->track, t->tid);
     p = text_at(p, ",\"ts\":", 6);
     w->track_len = (size_t)(p - w->track);
@@ -465,9 +546,12 @@ static void put_thread(writer *w, sp__json_gpu *g, size_t i)
     }
 }
 
+static int ends_with(const char *s, const char *suffix);
+
 static sp_status write_trace(const sp_result *r, const char *path, int gzip)
 {
     writer w = {0};
+    w.plugin_durations = ends_with(path, ".pt.trace.json") || ends_with(path, ".pt.trace.json.gz");
     sp__json_gpu g;
     sp_status s = sp__out_open(&w.out, path, gzip);
     if (s != SP_OK) return s;
@@ -478,6 +562,7 @@ static sp_status write_trace(const sp_result *r, const char *path, int gzip)
     if (sp__json_gpu_init(&g, r, w.out, w.base_ns, &w.heads) != 0) {
         sp__json_heads_fini(&w.heads);
         sp__buf_fini(&w.scratch);
+        sp__free(w.open);
         sp__out_abort(w.out);
         return sp__fail(SP_ENOMEM, "export: no memory for the GPU records of %s", path);
     }
@@ -493,6 +578,7 @@ static sp_status write_trace(const sp_result *r, const char *path, int gzip)
     sp__json_gpu_fini(&g);
     sp__json_heads_fini(&w.heads);
     sp__buf_fini(&w.scratch);
+    sp__free(w.open);
     return sp__out_commit(w.out);
 }
 

@@ -34,6 +34,12 @@ sp_status sp__mkdirs(const char *dir);
  * 7,889,238 s interval, computed once. */
 int64_t sp__base_time_ns(void);
 
+/* The rank and world size of distributedInfo, from the launcher's environment
+ * (RANK, WORLD_SIZE, OMPI_COMM_WORLD_*, PMI_*, then LOCAL_RANK /
+ * LOCAL_WORLD_SIZE); 0 of 1 by default. Returns 1 if a rank variable was set.
+ * Used by chrome_json.c and the handlers' default worker name. */
+int sp__dist_info(long *rank, long *world_size);
+
 /* Background writer: runs export jobs in order on its own thread. */
 typedef struct sp__writer sp__writer;
 typedef void (*sp__writer_log_fn)(void *ctx, const char *message);

@@ -1,0 +1,121 @@
+"""run_compat.py: the viewer compatibility suite (make compat). Writes
+stepprof traces and has the viewers' own code open them:
+  - runs/demo        train_mlp --workers 0 (the demo)
+  - runs/workers4    train_mlp --workers 4 (five recording threads)
+  - runs/gpu         make_gpu_trace: synthetic kernels, copies, memsets,
+                     memory events, an nccl:all_reduce, device properties
+  - runs/ranks4      4 train_mlp processes, RANK=0..3, WORLD_SIZE=4, one dir
+  - runs/gpu_ranks4  4 make_gpu_trace processes, RANK=0..3, WORLD_SIZE=4
+then runs tb_plugin_check.py (TensorBoard plugin), hta_check.py (HTA) and
+catapult_check.py (the plugin's trace viewer in headless Chromium, skipped
+with a message when Chromium is missing) and prints, per viewer, the views it
+produced. Exit 0 when every check passed (a skipped viewer does not fail).
+
+Run with the compat venv's python: run_compat.py --build BUILD --out OUT."""
+import argparse
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+HTA_NOISE = ('Parsed ', 'Overall parsing', 'leaving ', 'Rounding down ns', '  df.loc[', '  kernel_t_df.melt')
+
+
+def trace_name(worker):
+    return '%s.%019d.pt.trace.json' % (worker, time.time_ns())
+
+
+def make_traces(build, runs):
+    train = os.path.join(build, 'examples', 'train_mlp')
+    gpu = os.path.join(build, 'tests', 'compat', 'make_gpu_trace')
+    for exe in (train, gpu):
+        if not os.path.exists(exe):
+            sys.exit('compat: %s is missing; build stepprof first (cmake --build %s)' % (exe, build))
+    shutil.rmtree(runs, ignore_errors=True)
+    os.makedirs(runs)
+    quiet = dict(stdout=subprocess.DEVNULL, check=True)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ('RANK', 'WORLD_SIZE', 'LOCAL_RANK', 'OMPI_COMM_WORLD_RANK', 'OMPI_COMM_WORLD_SIZE',
+                        'PMI_RANK', 'PMI_SIZE')}
+    subprocess.run([train, '--workers', '0', '--out', os.path.join(runs, 'demo')], env=env, **quiet)
+    subprocess.run([train, '--workers', '4', '--out', os.path.join(runs, 'workers4')], env=env, **quiet)
+    os.makedirs(os.path.join(runs, 'gpu'))
+    subprocess.run([gpu, os.path.join(runs, 'gpu', trace_name(socket.gethostname() + '_4242'))], env=env, **quiet)
+    # Four ranks at once, as a launcher would start them: the files land in
+    # one directory, each named by the default worker of its process.
+    procs = [subprocess.Popen([train, '--workers', '0', '--out', os.path.join(runs, 'ranks4')],
+                              env=dict(env, RANK=str(r), WORLD_SIZE='4', LOCAL_RANK=str(r)),
+                              stdout=subprocess.DEVNULL) for r in range(4)]
+    if any(p.wait() != 0 for p in procs):
+        sys.exit('compat: a train_mlp rank failed')
+    os.makedirs(os.path.join(runs, 'gpu_ranks4'))
+    for r in range(4):
+        subprocess.run([gpu, os.path.join(runs, 'gpu_ranks4', trace_name('%s_rank%d_%d' % (socket.gethostname(), r, 4000 + r)))],
+                       env=dict(env, RANK=str(r), WORLD_SIZE='4'), **quiet)
+    # Our own structural checker first (trace-format.md), so a viewer failure
+    # below is the viewer's reading, not a malformed file.
+    files = sorted(os.path.join(dp, f) for dp, _, fs in os.walk(runs) for f in fs)
+    r = subprocess.run([sys.executable, '-B', os.path.join(HERE, '..', 'trace', 'tracecheck.py')] + files,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    print('== tracecheck: %d traces%s' % (len(files), '' if r.returncode == 0 else ': FAILED'))
+    if r.returncode != 0:
+        print(r.stdout.decode('utf-8', 'replace'))
+        sys.exit('compat: tracecheck rejected a trace')
+
+
+def run_checker(script, args, noise=()):
+    r = subprocess.run([sys.executable, '-W', 'ignore', os.path.join(HERE, script)] + args,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out = r.stdout.decode('utf-8', 'replace')
+    lines = [l for l in out.splitlines() if not l.startswith(noise)]
+    print('\n'.join(lines))
+    return r.returncode, lines
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--build', required=True, help='stepprof build directory')
+    ap.add_argument('--out', required=True, help='output directory (traces, screenshots)')
+    a = ap.parse_args()
+    t0 = time.time()
+    runs = os.path.join(a.out, 'runs')
+    make_traces(a.build, runs)
+    d = lambda name: os.path.join(runs, name)  # noqa: E731
+    one = lambda name: os.path.join(d(name), sorted(os.listdir(d(name)))[0])  # noqa: E731
+    results = {}
+
+    print('== TensorBoard plugin (torch_tb_profiler)')
+    rc = [run_checker('tb_plugin_check.py', ['--expect-workers', '1', d('demo'), d('workers4')])[0],
+          run_checker('tb_plugin_check.py', ['--gpu', '--expect-workers', '1', d('gpu')])[0],
+          run_checker('tb_plugin_check.py', ['--expect-workers', '4', d('ranks4')])[0],
+          run_checker('tb_plugin_check.py', ['--gpu', '--expect-workers', '4', d('gpu_ranks4')])[0]]
+    results['TensorBoard plugin'] = max(rc)
+
+    print('== HTA (HolisticTraceAnalysis)')
+    rc = [run_checker('hta_check.py', ['--ranks', '0', d('demo'), d('workers4')], HTA_NOISE)[0],
+          run_checker('hta_check.py', ['--gpu', '--ranks', '0', d('gpu')], HTA_NOISE)[0],
+          run_checker('hta_check.py', ['--ranks', '0,1,2,3', d('ranks4')], HTA_NOISE)[0],
+          run_checker('hta_check.py', ['--gpu', '--ranks', '0,1,2,3', d('gpu_ranks4')], HTA_NOISE)[0]]
+    results['HTA'] = max(rc)
+
+    print('== catapult (trace_viewer_full.html of the plugin) in headless Chromium')
+    rc, _ = run_checker('catapult_check.py', ['--out', a.out,
+                                              '--trace', 'demo', one('demo'),
+                                              '--trace', 'workers4', one('workers4'),
+                                              '--trace', 'gpu', one('gpu'),
+                                              '--trace', 'ranks4_rank0', one('ranks4')])
+    results['catapult'] = rc
+
+    print('== compat summary (%.0f s)' % (time.time() - t0))
+    for viewer, rc in results.items():
+        print('  %-20s %s' % (viewer, {0: 'ok', 77: 'SKIPPED (see above)'}.get(rc, 'FAILED')))
+    print('  Perfetto             not run: its trace processor is a download from Google, unreachable here '
+          '(docs/viewers.md)')
+    return 1 if any(rc not in (0, 77) for rc in results.values()) else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
