@@ -113,17 +113,12 @@ int64_t sp__base_time_ns(void)
  * largest cost (docs/performance.md). */
 void sp__json_put_u64(sp__buf *b, uint64_t v)
 {
-    char digits[20];
-    size_t n = 0;
-    do {
-        digits[sizeof digits - ++n] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    sp__buf_append(b, digits + sizeof digits - n, n);
+    if (sp__buf_reserve(b, 20) != 0) return;
+    b->len = (size_t)(sp__json_u64_at(b->data + b->len, v) - b->data);
 }
 
 /* Writes v in decimal at p; returns the end. */
-static char *u64_at(char *p, uint64_t v)
+char *sp__json_u64_at(char *p, uint64_t v)
 {
     char digits[20];
     char *d = digits + sizeof digits;
@@ -140,7 +135,7 @@ static char *u64_at(char *p, uint64_t v)
 static char *us_at(char *p, int64_t ns)
 {
     if (ns < 0) ns = 0;
-    p = u64_at(p, (uint64_t)ns / 1000);
+    p = sp__json_u64_at(p, (uint64_t)ns / 1000);
     unsigned frac = (unsigned)((uint64_t)ns % 1000);
     p[0] = '.';
     p[1] = (char)('0' + frac / 100);
@@ -341,7 +336,7 @@ static int put_event_fast(writer *w, const sp__event *e)
         p = text_at(p, dur, sizeof dur - 1);
         p = us_at(p, dur_of(w, e, e->start_ns - w->base_ns));
         p = text_at(p, ext, sizeof ext - 1);
-        p = u64_at(p, ++w->next_external_id);
+        p = sp__json_u64_at(p, ++w->next_external_id);
         *p++ = ',';
     }
     p = text_at(p, tail->text, tail->len);
@@ -523,7 +518,7 @@ static void put_thread(writer *w, sp__json_gpu *g, size_t i)
     const sp__thread *t = &w->r->threads[i];
     w->events = t->events;
     w->open_count = 0;
-    char *p = u64_at(w->track, t->tid);
+    char *p = sp__json_u64_at(w->track, t->tid);
     p = text_at(p, ",\"ts\":", 6);
     w->track_len = (size_t)(p - w->track);
     const int32_t *ops = sp__json_gpu_thread(g, i);

@@ -361,21 +361,9 @@ static size_t track_text(char *p, int64_t pid, uint64_t tid)
     memcpy(p, ",\"pid\":", 7);
     p += 7;
     if (pid < 0) *p++ = '-';
-    for (int k = 0; k < 2; k++) {
-        uint64_t v = k ? tid : pid < 0 ? 0 - (uint64_t)pid : (uint64_t)pid;
-        char digits[20];
-        size_t n = 0;
-        do {
-            digits[sizeof digits - ++n] = (char)('0' + v % 10);
-            v /= 10;
-        } while (v);
-        memcpy(p, digits + sizeof digits - n, n);
-        p += n;
-        if (!k) {
-            memcpy(p, ",\"tid\":", 7);
-            p += 7;
-        }
-    }
+    p = sp__json_u64_at(p, pid < 0 ? 0 - (uint64_t)pid : (uint64_t)pid);
+    memcpy(p, ",\"tid\":", 7);
+    p = sp__json_u64_at(p + 7, tid);
     *p = '\0';
     return (size_t)(p - start);
 }

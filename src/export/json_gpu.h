@@ -71,6 +71,8 @@ void sp__json_put_op_args(sp__buf *b, const sp_result *r, const sp__thread *t, s
 
 /* Helpers of chrome_json.c. */
 void sp__json_put_u64(sp__buf *b, uint64_t v);
+/* Writes v in decimal at p (room for 20 bytes); returns the end. */
+char *sp__json_u64_at(char *p, uint64_t v);
 /* `,"key":` then ns as microseconds with three decimals (clamped at 0). */
 void sp__json_put_time(sp__buf *b, const char *key, int64_t ns);
 /* Whether host event e is written with cat cpu_op (External ids of GPU

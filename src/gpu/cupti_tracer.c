@@ -281,7 +281,9 @@ static int prepare_locked(char *why, size_t why_size)
     return 0;
 }
 
-int sp__gpu_prepare(char *why, size_t why_size)
+/* Runs step under the control lock, unless the recorder is already active
+ * (0) or failed for good before (-1, with the line it gave then). */
+static int guarded(int (*step)(char *, size_t), char *why, size_t why_size)
 {
     char local[WHY_BYTES];
     if (!why || why_size == 0) why = local, why_size = sizeof local;
@@ -292,26 +294,14 @@ int sp__gpu_prepare(char *why, size_t why_size)
     else if (g.failed)
         rc = -1, snprintf(why, why_size, "%s", g.failed_why);
     else
-        rc = prepare_locked(why, why_size);
+        rc = step(why, why_size);
     pthread_mutex_unlock(&control);
     return rc;
 }
 
-int sp__gpu_probe(char *why, size_t why_size)
-{
-    char local[WHY_BYTES];
-    if (!why || why_size == 0) why = local, why_size = sizeof local;
-    pthread_mutex_lock(&control);
-    int rc = 0;
-    if (atomic_load(&active))
-        rc = 0;
-    else if (g.failed)
-        rc = -1, snprintf(why, why_size, "%s", g.failed_why);
-    else
-        rc = load_locked(why, why_size);
-    pthread_mutex_unlock(&control);
-    return rc;
-}
+int sp__gpu_prepare(char *why, size_t why_size) { return guarded(prepare_locked, why, why_size); }
+
+int sp__gpu_probe(char *why, size_t why_size) { return guarded(load_locked, why, why_size); }
 
 /* ---- take, discard, release ---- */
 
