@@ -684,7 +684,7 @@ SP_API void sp_load_options_init(sp_load_options *opts);
  * device properties included. What the JSON cannot carry is lost: it keeps
  * host ranges, instants, counter samples, memory events (peaks become
  * running maxima, places become "Place(cpu)" / "Place(gpu:N)") and the span's
- * counters, not GPU records or per-thread drop counts. The JSON is parsed as a stream, so memory stays near
+ * counters and per-thread drop counts, not GPU records. The JSON is parsed as a stream, so memory stays near
  * that of the result. Times outside [0, 2^62] ns are clamped and non-finite
  * counter values become 0, so any file gives a result the tables can use.
  * opts may be NULL for the defaults.

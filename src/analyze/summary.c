@@ -54,6 +54,16 @@ static void put_counters(const sp_result *r, sp__buf *out)
         any = 1;
     }
     if (any) sp__buf_putc(out, '\n');
+    /* Where the cap dropped events, which threads lost them (issue 9). */
+    any = 0;
+    for (size_t i = 0; i < r->thread_count; i++) {
+        const sp__thread *t = &r->threads[i];
+        if (!t->dropped) continue;
+        sp__buf_printf(out, "%s%llu=%llu", any ? ", " : "Dropped events by thread id: ",
+                       (unsigned long long)t->tid, (unsigned long long)t->dropped);
+        any = 1;
+    }
+    if (any) sp__buf_putc(out, '\n');
 }
 
 /* Renders the selected tables of r into out; returns a status. */

@@ -490,6 +490,15 @@ static void put_header(writer *w, const char *path)
         sp__buf_printf(w->b, "%s\"%s\":%llu", c ? "," : "", sp_counter_name((sp_counter_kind)c),
                        (unsigned long long)r->counters[c]);
     sp__buf_puts(w->b, "},\n");
+    /* Which threads the cap dropped events on (stepprof's loader reads it). */
+    const char *sep = "\"stepprof_thread_drops\":{";
+    for (size_t i = 0; i < r->thread_count; i++) {
+        if (!r->threads[i].dropped) continue;
+        sp__buf_printf(w->b, "%s\"%llu\":%llu", sep, (unsigned long long)r->threads[i].tid,
+                       (unsigned long long)r->threads[i].dropped);
+        sep = ",";
+    }
+    if (*sep == ',') sp__buf_puts(w->b, "},\n");
     if (r->meta.record_shapes) sp__buf_puts(w->b, "\"record_shapes\":\"1\",");
     if (r->meta.profile_memory) sp__buf_puts(w->b, "\"profile_memory\":\"1\",");
     if (r->meta.with_flops) sp__buf_puts(w->b, "\"with_flops\":\"1\",");

@@ -437,6 +437,32 @@ static int read_counters(jloader *l)
     return more < 0 ? -1 : 0;
 }
 
+/* "stepprof_thread_drops": {"<tid>": events the cap dropped on it}. */
+static int read_thread_drops(jloader *l)
+{
+    sp__jlex *lx = &l->lx;
+    if (sp__jlex_peek(lx) != '{') return sp__jlex_skip(lx);
+    sp__jlex_expect(lx, '{');
+    if (sp__jlex_peek(lx) == '}') return sp__jlex_expect(lx, '}');
+    int more = 1;
+    while (more == 1) {
+        if (read_key(l) != 0) return -1;
+        char *end;
+        unsigned long long tid = strtoull(l->key, &end, 10);
+        int is_tid = l->key[0] >= '0' && l->key[0] <= '9' && *end == '\0';
+        int64_t v = 0;
+        int ok = 0;
+        if (read_int(l, &v, &ok) != 0) return -1;
+        if (is_tid && ok && v > 0) {
+            sp__thread *t = sp__builder_thread(&l->b, tid);
+            if (!t) return nomem(l);
+            t->dropped = (uint64_t)v;
+        }
+        more = sp__jlex_next(lx, '}');
+    }
+    return more < 0 ? -1 : 0;
+}
+
 static int read_extra_info(jloader *l)
 {
     sp__jlex *lx = &l->lx;
@@ -502,6 +528,8 @@ static int read_top(jloader *l)
             rc = read_counters(l);
         } else if (strcmp(l->key, "ExtraInfo") == 0) {
             rc = read_extra_info(l);
+        } else if (strcmp(l->key, "stepprof_thread_drops") == 0) {
+            rc = read_thread_drops(l);
         } else if (strcmp(l->key, "span_indx") == 0) {
             rc = read_int(l, &v, &ok);
             if (ok) r->span_index = (uint32_t)v;

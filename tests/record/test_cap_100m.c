@@ -270,6 +270,8 @@ static void test_cap_100m_events_64mib_exact_drops_valid_trace(void)
         char want[64];
         snprintf(want, sizeof want, "host_dropped=%llu", (unsigned long long)dropped);
         CHECK(text && strstr(text, want) != NULL);
+        /* and which threads lost them */
+        CHECK(text && strstr(text, "Dropped events by thread id: ") != NULL);
         free(text);
     }
     double t_summary = now_s() - t2;
