@@ -22,7 +22,7 @@
 
 int sp__host_active;
 
-enum reserve_kind { FOR_BEGIN, FOR_END, FOR_OTHER };
+enum reserve_kind { FOR_BEGIN, FOR_END, FOR_STEP, FOR_OTHER };
 
 void sp__record_set_active(int active)
 {
@@ -111,6 +111,16 @@ static sp__word *reserve_end(sp__tbuf *tb, sp__word *pos)
     return drop(tb, FOR_END);
 }
 
+/* Where an event finds no room: a ProfileStep may still take the end
+ * reserve, as long as half of it stays for ends, so that a span that fills
+ * the cap keeps its steps (the summary's denominator); anything else is
+ * dropped and counted. */
+static sp__word *step_or_drop(sp__tbuf *tb, sp__word *pos, size_t n, enum reserve_kind kind)
+{
+    if (kind == FOR_STEP && pos + n + SP__END_RESERVE / 2 <= chunk_end(tb->cur)) return pos;
+    return drop(tb, kind);
+}
+
 /* Returns room for n words of one event, or NULL if it is dropped. */
 static sp__word *reserve_slow(size_t n, enum reserve_kind kind)
 {
@@ -125,13 +135,13 @@ static sp__word *reserve_slow(size_t n, enum reserve_kind kind)
     sp__word *pos = atomic_load_explicit(&tb->pos, memory_order_relaxed);
     if (kind == FOR_END) return reserve_end(tb, pos);
     if (tb->dropping) {
-        if (tb->dropped_open > 0 || !switch_chunk(tb, n)) return drop(tb, kind);
+        if (tb->dropped_open > 0 || !switch_chunk(tb, n)) return step_or_drop(tb, pos, n, kind);
         tb->dropping = 0;
         set_limits(tb);
         return tb->cur->words;
     }
     if (pos + n <= begin_end(tb->cur)) return pos;
-    if (!switch_chunk(tb, n)) return drop(tb, kind);
+    if (!switch_chunk(tb, n)) return step_or_drop(tb, pos, n, kind);
     set_limits(tb);
     return tb->cur->words;
 }
@@ -252,7 +262,7 @@ void sp_range_add(sp_event_type type, const char *name, size_t len, uint64_t beg
         end_ticks = begin_ticks;
     }
     sp__word *w = put_named(sp__ticks(), SP__REC_COMPLETE, type, SP__COMPLETE_WORDS, name, len,
-                            FOR_OTHER);
+                            type == SP_EVENT_PROFILE_STEP ? FOR_STEP : FOR_OTHER);
     if (!w) return;
     w[2] = begin_ticks;
     w[3] = end_ticks;
