@@ -1,6 +1,7 @@
 """Shared fixtures of the Python package's tests. Each test runs in its own
 temporary directory (the default handler writes ./profiler_log/), and traces
 are read with tests/trace/tracecheck.py, the checker the C tests use."""
+import ctypes
 import glob
 import json
 import os
@@ -56,3 +57,16 @@ def event_names(trace):
 
 def steps(a, b):
     return [f"ProfilerStep#{i}" for i in range(a, b)]
+
+
+GPU_WARNING = "Profiling GPU is not supported in current context: "
+
+
+def cuda_driver_present():
+    """Whether libcuda.so.1 loads here. Without it, a profiler asked for the
+    GPU must warn (GPU_WARNING); with it, the warning depends on the device."""
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return True
+    except OSError:
+        return False
