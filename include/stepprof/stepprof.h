@@ -456,6 +456,17 @@ typedef struct sp_options {
      * beside it, removed at stop). Must stay valid while the profiler
      * exists. */
     const char *crash_path;
+    /* Streaming mode of save_on_crash (ignored without it): while a span is
+     * recorded, the dump at crash_path is kept up to date about once a
+     * second by a background thread, which appends what every thread has
+     * recorded since its last pass and fsyncs. After a SIGKILL (or a power
+     * loss) the file holds the span up to the last pass, so at most about a
+     * second of events is lost; it loads like any crash dump (sp_result_load,
+     * the CLI), ranges still open ending at the last pass. A crash or exit()
+     * replaces it with a complete dump as without streaming; when the span
+     * is collected or discarded the file is removed. The recording threads
+     * are never blocked by it. Default off. */
+    bool stream_to_disk;
 } sp_options;
 
 /* Fills opts with the defaults. Always call it before setting fields, so that

@@ -10,6 +10,7 @@
 #include "cpu_util.h"
 #include "crash.h"
 #include "fork.h"
+#include "stream.h"
 #include "timer.h"
 
 #include <pthread.h>
@@ -130,32 +131,57 @@ static void prepare_gpu(sp_profiler *p)
 /* ---- crash dumps (reliability.md, "Crash safety"): armed while the
  * profiler holds the tracers, told where each recorded span starts. ---- */
 
+/* The dump's path: crash_path, or stepprof_crash.<pid>.spdump. */
+static void crash_file(const sp_profiler *p, char *path, size_t size)
+{
+    if (p->opts.crash_path && *p->opts.crash_path)
+        snprintf(path, size, "%s", p->opts.crash_path);
+    else
+        snprintf(path, size, "stepprof_crash.%lld.spdump", (long long)getpid());
+}
+
+static void crash_info(const sp_profiler *p, sp__crash_info *info)
+{
+    memset(info, 0, sizeof *info);
+    info->flags = (p->opts.record_shapes ? SP__DUMP_RECORD_SHAPES : 0) |
+                  (p->opts.profile_memory ? SP__DUMP_PROFILE_MEMORY : 0) |
+                  (p->opts.with_flops ? SP__DUMP_WITH_FLOPS : 0) |
+                  (p->opts.with_stack ? SP__DUMP_WITH_STACK : 0);
+    FILE *f = fopen("/proc/self/comm", "r");
+    if (f) {
+        if (fgets(info->process_name, sizeof info->process_name, f))
+            info->process_name[strcspn(info->process_name, "\n")] = '\0';
+        fclose(f);
+    }
+}
+
 static void arm_crash(sp_profiler *p)
 {
     char path[4096], why[512];
-    if (p->opts.crash_path && *p->opts.crash_path)
-        snprintf(path, sizeof path, "%s", p->opts.crash_path);
-    else
-        snprintf(path, sizeof path, "stepprof_crash.%lld.spdump", (long long)getpid());
+    crash_file(p, path, sizeof path);
     sp__crash_info info;
-    memset(&info, 0, sizeof info);
-    info.flags = (p->opts.record_shapes ? SP__DUMP_RECORD_SHAPES : 0) |
-                 (p->opts.profile_memory ? SP__DUMP_PROFILE_MEMORY : 0) |
-                 (p->opts.with_flops ? SP__DUMP_WITH_FLOPS : 0) |
-                 (p->opts.with_stack ? SP__DUMP_WITH_STACK : 0);
-    FILE *f = fopen("/proc/self/comm", "r");
-    if (f) {
-        if (fgets(info.process_name, sizeof info.process_name, f))
-            info.process_name[strcspn(info.process_name, "\n")] = '\0';
-        fclose(f);
-    }
+    crash_info(p, &info);
     if (sp__crash_arm(path, &info, why, sizeof why) != 0)
         sp__profiler_warn(p, "save_on_crash is off for this profiler: %s", why);
 }
 
-static void crash_span(const sp_profiler *p, const sp__sync *start)
+/* Tells the crash dump where the span starts (NULL: no span). With
+ * stream_to_disk, also starts the stream for a new span, or stops it (and
+ * removes its file) before the span's buffers are collected or discarded:
+ * the stream reads them without a lock (stream.c). */
+static void crash_span(sp_profiler *p, const sp__sync *start)
 {
-    if (p->opts.save_on_crash) sp__crash_set_span(start);
+    if (!p->opts.save_on_crash) return;
+    if (p->opts.stream_to_disk) sp__stream_stop();
+    sp__crash_set_span(start);
+    if (start && p->opts.stream_to_disk) {
+        char path[4096], why[512];
+        crash_file(p, path, sizeof path);
+        sp__crash_info info;
+        crash_info(p, &info);
+        if (sp__stream_start(path, &info, start, why, sizeof why) != 0)
+            sp__profiler_warn(p, "stream_to_disk is off for this span: %s", why);
+    }
 }
 
 static sp_status prepare(sp_profiler *p)
@@ -194,7 +220,10 @@ static void start_span(sp_profiler *p)
 static void release(sp_profiler *p)
 {
     if (!p->holds_tracers) return;
-    if (p->opts.save_on_crash) sp__crash_disarm();
+    if (p->opts.save_on_crash) {
+        crash_span(p, NULL); /* stops the stream before the discard below */
+        sp__crash_disarm();
+    }
     sp__record_set_active(0);
     sp__record_set_memory(0);
     sp__record_discard();

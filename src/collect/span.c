@@ -302,7 +302,7 @@ static int by_tid(const void *a, const void *b)
 /* Sorts threads by tid and merges entries that share a tid (reused ids). */
 static int merge_threads(sp_result *r)
 {
-    qsort(r->threads, r->thread_count, sizeof *r->threads, by_tid);
+    if (r->thread_count > 1) qsort(r->threads, r->thread_count, sizeof *r->threads, by_tid);
     size_t out = 0;
     for (size_t i = 0; i < r->thread_count; i++) {
         sp__thread *t = &r->threads[i];

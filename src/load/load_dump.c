@@ -3,7 +3,11 @@
  * record is decoded: header, section sizes, one META first, THREAD before
  * WORDS, one END last whose count matches, every thread's words made of
  * whole events. A truncated or corrupt file gives SP_EFORMAT naming the
- * offset. The records are then decoded by the collector (sp__collect_saved),
+ * offset. The one exception is a streamed dump (META flag STREAMED) without
+ * END, left by a process killed while streaming: it is read up to its last
+ * FLUSH, whose count must match; sections after it are checked if whole,
+ * and a last section that runs past the end of the file is the truncated
+ * tail, ignored. The records are then decoded by the collector (sp__collect_saved),
  * so a dump gives exactly the result a stop at the crash would have, with
  * the ranges still open at the crash closed there and flagged UNCLOSED.
  * Static name pointers of the crashed process are looked up in the dump's
@@ -34,6 +38,9 @@ typedef struct dump {
     size_t word_count;
     dump_name *names;    /* sorted by ptr */
     size_t name_count;
+    size_t end;                  /* the sections before this offset are read */
+    const sp__dump_flush *flush; /* a streamed dump's last FLUSH, or NULL */
+    size_t flush_end;            /* the offset after that FLUSH */
 } dump;
 
 int sp__is_dump(const unsigned char *head, size_t n)
@@ -94,8 +101,27 @@ static int next_section(const dump *d, size_t off, section *s)
     return 0;
 }
 
-/* Pass 1: structure and counts. */
-static sp_status scan(dump *d, size_t *threads, size_t *words, size_t *names)
+/* Counts of threads, words and names in the sections read so far. */
+typedef struct counts {
+    size_t threads, words, names;
+} counts;
+
+/* The end of the content of a streamed dump without END (the process was
+ * killed while streaming): its last FLUSH. The complete sections after it
+ * were checked; they and a tail that runs past the end of the file, the
+ * section being appended when the process died, are left out. */
+static sp_status streamed_end(dump *d, size_t off, const counts *flushed, counts *out)
+{
+    if (!d->flush) return bad(d, off, "streamed dump without a complete pass (no FLUSH section)");
+    d->end = d->flush_end;
+    *out = *flushed;
+    return SP_OK;
+}
+
+/* Pass 1: structure and counts. A complete dump ends with END; a streamed
+ * one (META flag SP__DUMP_STREAMED) may instead end anywhere after a FLUSH
+ * (streamed_end). */
+static sp_status scan(dump *d, counts *c)
 {
     if (d->size < SP__DUMP_HEADER_BYTES) return bad(d, 0, "file shorter than its header");
     uint32_t head32[2];
@@ -107,11 +133,19 @@ static sp_status scan(dump *d, size_t *threads, size_t *words, size_t *names)
     if (head32[1] != SP__DUMP_HEADER_BYTES) return bad(d, 12, "unknown header size");
     size_t off = SP__DUMP_HEADER_BYTES;
     uint64_t count = 0;
-    *threads = *words = *names = 0;
+    counts flushed = {0, 0, 0};
+    memset(c, 0, sizeof *c);
     for (;;) {
         section s;
-        if (off == d->size) return bad(d, off, "file truncated (no END section)");
-        if (next_section(d, off, &s) != 0) return bad(d, off, "section runs past the end of the file");
+        int streamed = d->meta && (d->meta->flags & SP__DUMP_STREAMED);
+        if (off == d->size) {
+            if (streamed) return streamed_end(d, off, &flushed, c);
+            return bad(d, off, "file truncated (no END section)");
+        }
+        if (next_section(d, off, &s) != 0) {
+            if (streamed) return streamed_end(d, off, &flushed, c);
+            return bad(d, off, "section runs past the end of the file");
+        }
         switch (s.type) {
         case SP__DUMP_META:
             if (count != 0) return bad(d, off, "META is not the first section");
@@ -120,16 +154,37 @@ static sp_status scan(dump *d, size_t *threads, size_t *words, size_t *names)
             break;
         case SP__DUMP_THREAD:
             if (s.bytes != sizeof(sp__dump_thread)) return bad(d, off, "THREAD of the wrong size");
-            ++*threads;
+            c->threads++;
             break;
         case SP__DUMP_WORDS:
-            if (*threads == 0) return bad(d, off, "WORDS before any THREAD");
+            if (c->threads == 0) return bad(d, off, "WORDS before any THREAD");
             if (s.bytes % sizeof(sp__word)) return bad(d, off, "WORDS not a whole number of words");
-            *words += s.bytes / sizeof(sp__word);
+            c->words += s.bytes / sizeof(sp__word);
             break;
+        case SP__DUMP_MORE: {
+            sp__dump_more m;
+            if (!streamed) return bad(d, off, "MORE in a dump that is not streamed");
+            if (s.bytes < sizeof m || (s.bytes - sizeof m) % sizeof(sp__word))
+                return bad(d, off, "MORE not a head and a whole number of words");
+            memcpy(&m, d->data + s.payload, sizeof m);
+            if (m.thread >= c->threads) return bad(d, off, "MORE of a thread not yet seen");
+            c->words += (s.bytes - sizeof m) / sizeof(sp__word);
+            break;
+        }
+        case SP__DUMP_FLUSH: {
+            sp__dump_flush f;
+            if (!streamed) return bad(d, off, "FLUSH in a dump that is not streamed");
+            if (s.bytes != sizeof f) return bad(d, off, "FLUSH of the wrong size");
+            memcpy(&f, d->data + s.payload, sizeof f);
+            if (f.sections != count) return bad(d, off, "FLUSH's section count does not match");
+            d->flush = (const sp__dump_flush *)(d->data + s.payload);
+            d->flush_end = s.next;
+            flushed = *c;
+            break;
+        }
         case SP__DUMP_NAME:
             if (s.bytes < 8) return bad(d, off, "NAME shorter than its pointer");
-            ++*names;
+            c->names++;
             break;
         case SP__DUMP_END: {
             uint64_t said;
@@ -138,6 +193,8 @@ static sp_status scan(dump *d, size_t *threads, size_t *words, size_t *names)
             if (said != count) return bad(d, off, "END's section count does not match");
             if (s.next != d->size) return bad(d, s.next, "data after the END section");
             if (!d->meta) return bad(d, off, "no META section");
+            d->end = off;
+            d->flush = NULL; /* complete: META's time and map hold */
             return SP_OK;
         }
         default:
@@ -155,38 +212,60 @@ static int by_ptr(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Pass 2: fills threads, words and names (the structure is known good). */
+/* Pass 2: fills threads, words and names from the sections before d->end
+ * (the structure is known good). A thread's words are its WORDS sections
+ * (after its THREAD) and its MORE sections, in file order; the first walk
+ * counts them, so that each thread's words lie back to back. */
 static void fill(dump *d)
 {
-    size_t off = SP__DUMP_HEADER_BYTES;
-    sp__saved_thread *t = NULL;
-    for (;;) {
-        section s;
-        next_section(d, off, &s);
-        const unsigned char *p = d->data + s.payload;
-        if (s.type == SP__DUMP_END) break;
-        if (s.type == SP__DUMP_THREAD) {
-            sp__dump_thread dt;
-            memcpy(&dt, p, sizeof dt);
-            t = &d->threads[d->thread_count++];
-            t->tb.tid = dt.tid;
-            t->tb.read_ticks = dt.base_ticks;
-            t->tb.span_dropped = dt.dropped;
-            t->tb.span_misuse = dt.misuse;
-            memcpy(t->tb.name, dt.name, sizeof t->tb.name - 1);
-            t->words = d->words + d->word_count;
-        } else if (s.type == SP__DUMP_WORDS) {
-            size_t n = s.bytes / sizeof(sp__word);
-            memcpy(d->words + d->word_count, p, s.bytes);
-            d->word_count += n;
-            t->count += n;
-        } else if (s.type == SP__DUMP_NAME) {
-            dump_name *nm = &d->names[d->name_count++];
-            memcpy(&nm->ptr, p, sizeof nm->ptr);
-            nm->text = (const char *)p + 8;
-            nm->len = s.bytes - 8;
+    for (int copy = 0; copy < 2; copy++) {
+        size_t off = SP__DUMP_HEADER_BYTES, threads = 0;
+        sp__saved_thread *t = NULL;
+        while (off < d->end) {
+            section s;
+            next_section(d, off, &s);
+            const unsigned char *p = d->data + s.payload;
+            const unsigned char *w = NULL;
+            size_t n = 0;
+            if (s.type == SP__DUMP_THREAD) {
+                t = &d->threads[threads++];
+                if (!copy) {
+                    sp__dump_thread dt;
+                    memcpy(&dt, p, sizeof dt);
+                    t->tb.tid = dt.tid;
+                    t->tb.read_ticks = dt.base_ticks;
+                    t->tb.span_dropped = dt.dropped;
+                    t->tb.span_misuse = dt.misuse;
+                    memcpy(t->tb.name, dt.name, sizeof t->tb.name - 1);
+                }
+            } else if (s.type == SP__DUMP_WORDS) {
+                w = p;
+                n = s.bytes / sizeof(sp__word);
+            } else if (s.type == SP__DUMP_MORE) {
+                sp__dump_more m;
+                memcpy(&m, p, sizeof m);
+                t = &d->threads[m.thread];
+                t->tb.span_dropped = m.dropped;
+                t->tb.span_misuse = m.misuse;
+                w = p + sizeof m;
+                n = (s.bytes - sizeof m) / sizeof(sp__word);
+            } else if (s.type == SP__DUMP_NAME && copy) {
+                dump_name *nm = &d->names[d->name_count++];
+                memcpy(&nm->ptr, p, sizeof nm->ptr);
+                nm->text = (const char *)p + 8;
+                nm->len = s.bytes - 8;
+            }
+            if (n && copy) memcpy((sp__word *)t->words + t->count, w, n * sizeof(sp__word));
+            if (n) t->count += n;
+            off = s.next;
         }
-        off = s.next;
+        if (copy) break;
+        d->thread_count = threads;
+        for (size_t i = 0; i < threads; i++) {
+            d->threads[i].words = d->words + d->word_count;
+            d->word_count += d->threads[i].count;
+            d->threads[i].count = 0;
+        }
     }
     /* A stable order is not needed: duplicates of one pointer hold one text. */
     qsort(d->names, d->name_count, sizeof *d->names, by_ptr);
@@ -223,6 +302,20 @@ static sp_status check_meta(const dump *d, sp__saved_span *span)
     span->map.ns_per_tick = rate;
     span->start_ticks = m->start_ticks;
     span->end_ticks = m->end_ticks;
+    if (d->flush) {
+        /* A streamed dump cut short: its last pass gives the time reached
+         * and the best tick map. */
+        sp__dump_flush f;
+        memcpy(&f, d->flush, sizeof f);
+        if (!isfinite(f.ns_per_tick) || f.ns_per_tick <= 0 || f.ns_per_tick > 1e6)
+            return bad(d, SP__DUMP_HEADER_BYTES, "bad tick rate in FLUSH");
+        if (f.anchor_real_ns < 0 || f.anchor_real_ns > ((int64_t)1 << 62))
+            return bad(d, SP__DUMP_HEADER_BYTES, "bad time anchor in FLUSH");
+        span->map.anchor_ticks = f.anchor_ticks;
+        span->map.anchor_real_ns = f.anchor_real_ns;
+        span->map.ns_per_tick = f.ns_per_tick;
+        span->end_ticks = f.end_ticks;
+    }
     span->orphan_dropped = m->orphan_dropped;
     sp__span_meta *meta = &span->meta;
     meta->record_shapes = (m->flags & SP__DUMP_RECORD_SHAPES) != 0;
@@ -261,13 +354,13 @@ sp_status sp__load_dump(const char *path, const sp_load_options *opts, sp_result
     d.path = path;
     sp__saved_span span;
     memset(&span, 0, sizeof span);
-    size_t threads = 0, words = 0, names = 0;
+    counts c;
     sp_status s = read_file(&d);
-    if (s == SP_OK) s = scan(&d, &threads, &words, &names);
+    if (s == SP_OK) s = scan(&d, &c);
     if (s == SP_OK) {
-        d.threads = sp__alloc(sizeof *d.threads * (threads ? threads : 1));
-        d.words = sp__alloc(sizeof *d.words * (words ? words : 1));
-        d.names = sp__alloc(sizeof *d.names * (names ? names : 1));
+        d.threads = sp__alloc(sizeof *d.threads * (c.threads ? c.threads : 1));
+        d.words = sp__alloc(sizeof *d.words * (c.words ? c.words : 1));
+        d.names = sp__alloc(sizeof *d.names * (c.names ? c.names : 1));
         if (!d.threads || !d.words || !d.names) s = sp__fail(SP_ENOMEM, "%s: out of memory", path);
     }
     if (s == SP_OK) {

@@ -19,9 +19,16 @@
  *     NAME   u64 pointer value, then the text it pointed to (no NUL), cut at
  *            SP__NAME_MAX_BYTES + 1 bytes; absent if it was not readable
  *     END    (last, once) u64 count of the sections before it
+ *   and, only in a streamed dump (stream.c, META flag SP__DUMP_STREAMED):
+ *     MORE   sp__dump_more, then record words (whole events) of the thread
+ *            whose THREAD section was the index-th; appended pass by pass
+ *     FLUSH  sp__dump_flush; closes one streaming pass (written before fsync)
  *
  * A file without its END section, or with anything after it, is truncated or
- * corrupt: the loader rejects it. */
+ * corrupt: the loader rejects it. A streamed dump is the exception: it is
+ * appended to during the span and has no END (the process was killed, or a
+ * crash replaced it with a complete dump), so the loader reads it up to its
+ * last FLUSH and ignores a tail that runs past the end of the file. */
 #ifndef SP_RECORD_CRASH_H
 #define SP_RECORD_CRASH_H
 
@@ -40,7 +47,9 @@ enum sp__dump_section {
     SP__DUMP_THREAD = 2,
     SP__DUMP_WORDS = 3,
     SP__DUMP_NAME = 4,
-    SP__DUMP_END = 5
+    SP__DUMP_END = 5,
+    SP__DUMP_MORE = 6,
+    SP__DUMP_FLUSH = 7
 };
 
 /* META flag bits (the options recorded in the trace metadata). */
@@ -48,7 +57,8 @@ enum {
     SP__DUMP_RECORD_SHAPES = 1,
     SP__DUMP_PROFILE_MEMORY = 2,
     SP__DUMP_WITH_FLOPS = 4,
-    SP__DUMP_WITH_STACK = 8
+    SP__DUMP_WITH_STACK = 8,
+    SP__DUMP_STREAMED = 16 /* appended during the span: may end without END */
 };
 
 /* Every field is 8-byte aligned, so the layout has no padding. */
@@ -72,6 +82,22 @@ typedef struct sp__dump_thread {
     uint64_t misuse;
     char name[64];          /* NUL-terminated */
 } sp__dump_thread;
+
+/* The head of a MORE section (streamed dumps); the words follow it. */
+typedef struct sp__dump_more {
+    uint64_t thread;        /* 0-based index of the thread's THREAD section */
+    uint64_t dropped;       /* the thread's drops in the span so far */
+    uint64_t misuse;
+} sp__dump_more;
+
+/* A FLUSH section: everything before it is complete and on disk. */
+typedef struct sp__dump_flush {
+    uint64_t end_ticks;     /* the pass's time: open ranges end here */
+    uint64_t anchor_ticks;  /* the tick map of the pass, which replaces META's */
+    int64_t anchor_real_ns;
+    double ns_per_tick;
+    uint64_t sections;      /* count of the sections before it */
+} sp__dump_flush;
 
 /* What the dump's META records about the process, taken when arming. */
 typedef struct sp__crash_info {

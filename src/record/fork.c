@@ -31,7 +31,7 @@ unsigned sp__record_fork_generation(void)
 
 static void before_fork(void)
 {
-    sp__threads_fork_lock();
+    sp__threads_lock();
     sp__chunks_fork_lock();
     sp__reader_fork_lock();
 }
@@ -40,7 +40,7 @@ static void in_parent(void)
 {
     sp__reader_fork_unlock();
     sp__chunks_fork_unlock();
-    sp__threads_fork_unlock();
+    sp__threads_unlock();
 }
 
 static void in_child(void)

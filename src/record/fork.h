@@ -11,10 +11,11 @@ void sp__record_fork_init(void);
  * earlier generation was inherited from a parent process. */
 unsigned sp__record_fork_generation(void);
 
-/* threads.c: the registry lock, and forgetting the parent's threads
- * (including the forking thread's own buffer). */
-void sp__threads_fork_lock(void);
-void sp__threads_fork_unlock(void);
+/* threads.c: the registry lock (also taken by stream.c while it looks for
+ * new threads), and forgetting the parent's threads (including the forking
+ * thread's own buffer). */
+void sp__threads_lock(void);
+void sp__threads_unlock(void);
 void sp__threads_fork_child(void);
 
 /* chunks.c: the pool lock, and forgetting the pool and the memory count. */

@@ -181,9 +181,9 @@ sp__tbuf *sp__threads_first(void) { return __atomic_load_n(&registry, __ATOMIC_A
 
 void sp__record_discard(void) { sp__record_drain(UINT64_MAX, NULL, NULL, NULL, NULL); }
 
-void sp__threads_fork_lock(void) { pthread_mutex_lock(&registry_lock); }
+void sp__threads_lock(void) { pthread_mutex_lock(&registry_lock); }
 
-void sp__threads_fork_unlock(void) { pthread_mutex_unlock(&registry_lock); }
+void sp__threads_unlock(void) { pthread_mutex_unlock(&registry_lock); }
 
 /* In a forked child (fork.c): forgets every buffer of the parent, the forking
  * thread's own included, so that the child's threads register afresh. The

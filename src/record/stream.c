@@ -1,0 +1,487 @@
+/* stream.c: the streaming mode of the crash dump (sp_options.stream_to_disk).
+ * While a span is recorded, a background thread wakes every
+ * SP__STREAM_PERIOD_MS and appends to a streamed dump at the crash path what
+ * each recording thread published since the previous pass: a THREAD section
+ * the first time a thread is seen, MORE sections with its new whole events,
+ * NAME sections for static name pointers not written before, then a FLUSH
+ * section and fsync. After a SIGKILL the file therefore holds every event
+ * published before the last finished pass. profiler.c starts it when a span
+ * starts and stops it before the span is collected or discarded; a crash
+ * dump (crash.c), written at a crash as without streaming, replaces the
+ * streamed file by rename.
+ *
+ * Invariant: the recording threads are never blocked or slowed. The thread
+ * reads each buffer as the crash handler does: the published position with
+ * an acquire load, then only the words before it, which the writer never
+ * changes again. Chunks and thread buffers are freed or recycled only by a
+ * drain (threads.c drain_thread, free_thread), and every drain of a span
+ * (collection, discard, release) comes after sp__stream_stop, so what the
+ * thread reads stays allocated. The registry only grows at its head during
+ * a span, so threads seen before stay in the same order behind it. The
+ * thread takes its own `pass_lock`, which no recording thread takes, and
+ * briefly the registry lock, which recording threads take only to register
+ * (see_new_threads), never on the hot path. */
+#define _GNU_SOURCE
+#include "stream.h"
+#include "fork.h"
+#include "record.h"
+#include "threads.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* One recording thread as the stream sees it: how far it has been written. */
+typedef struct seen_thread {
+    sp__tbuf *tb;
+    sp__chunk *chunk; /* the chunk holding `pos` */
+    sp__word *pos;    /* the first word not yet written */
+} seen_thread;
+
+static pthread_mutex_t pass_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake_cond;
+static pthread_t thread;
+static _Atomic int running; /* the thread exists */
+static int stop_asked;      /* wake_lock */
+static pid_t owner_pid;
+static int fd = -1;
+static int failed; /* a write failed: the stream stops writing */
+static char path_now[PATH_MAX];
+static sp__sync span_start;
+static int probe[2] = {-1, -1};
+static uint64_t sections; /* written so far, for FLUSH */
+static seen_thread *seen;
+static size_t seen_count, seen_cap;
+static sp__tbuf *seen_head; /* the registry head at the last pass */
+static uint64_t *names;     /* written name pointers, open addressing */
+static size_t names_cap, names_count;
+static char out[65536];
+static size_t out_len;
+
+/* ---- output ---- */
+
+static void raw_write(const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0 && !failed) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            failed = 1;
+            return;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
+static void flush_out(void)
+{
+    raw_write(out, out_len);
+    out_len = 0;
+}
+
+static void put(const void *data, size_t len)
+{
+    if (len > sizeof out / 2) {
+        flush_out();
+        raw_write(data, len);
+        return;
+    }
+    if (out_len + len > sizeof out) flush_out();
+    memcpy(out + out_len, data, len);
+    out_len += len;
+}
+
+static void put_pad(size_t len)
+{
+    static const char zeros[8];
+    if (len % 8) put(zeros, 8 - len % 8);
+}
+
+static void put_section(uint32_t type, uint64_t bytes)
+{
+    uint32_t head[2] = {type, 0};
+    put(head, sizeof head);
+    put(&bytes, sizeof bytes);
+    sections++;
+}
+
+/* ---- names ---- */
+
+/* Whether the byte at p can be read, without touching it (crash.c does the
+ * same): write() reports EFAULT for an unmapped address. A name pointer is
+ * meant to be static, but a bad one must not kill the host from here. */
+static int readable(const char *p)
+{
+    char c;
+    if (write(probe[1], p, 1) != 1) return 0;
+    while (read(probe[0], &c, 1) < 0 && errno == EINTR) {
+    }
+    return 1;
+}
+
+static long probed_strnlen(const char *p, size_t max)
+{
+    size_t n = 0;
+    for (; n < max; n++) {
+        const char *q = p + n;
+        if ((n == 0 || ((uintptr_t)q & 4095u) == 0) && !readable(q)) return n == 0 ? -1 : (long)n;
+        if (*q == '\0') break;
+    }
+    return (long)n;
+}
+
+static void put_name(uint64_t ptr)
+{
+    const char *s = (const char *)(uintptr_t)ptr;
+    long len = probed_strnlen(s, SP__NAME_MAX_BYTES + 1);
+    if (len < 0) return; /* loads as "(unknown)" */
+    put_section(SP__DUMP_NAME, 8 + (uint64_t)len);
+    put(&ptr, sizeof ptr);
+    put(s, (size_t)len);
+    put_pad(8 + (size_t)len);
+}
+
+static size_t slot_of(uint64_t ptr, size_t cap)
+{
+    uint64_t x = ptr;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return (size_t)x & (cap - 1);
+}
+
+/* Adds ptr to the set; returns 0 if it was there already. When the set
+ * cannot grow, returns 1 (the name is written again: duplicates are fine). */
+static int name_is_new(uint64_t ptr)
+{
+    if ((names_count + 1) * 2 > names_cap) {
+        size_t cap = names_cap ? names_cap * 2 : 1024;
+        uint64_t *grown = sp__alloc(cap * sizeof *grown);
+        if (!grown) return 1;
+        for (size_t i = 0; i < names_cap; i++) {
+            if (!names[i]) continue;
+            size_t j = slot_of(names[i], cap);
+            while (grown[j])
+                j = (j + 1) & (cap - 1);
+            grown[j] = names[i];
+        }
+        sp__free(names);
+        names = grown;
+        names_cap = cap;
+    }
+    size_t j = slot_of(ptr, names_cap);
+    for (; names[j]; j = (j + 1) & (names_cap - 1))
+        if (names[j] == ptr) return 0;
+    names[j] = ptr;
+    names_count++;
+    return 1;
+}
+
+static void put_new_names(const sp__word *w, const sp__word *stop)
+{
+    while (w < stop) {
+        unsigned kind = SP__REC_KIND(*w);
+        if (kind == SP__REC_BEGIN || kind == SP__REC_INSTANT || kind == SP__REC_COUNTER ||
+            kind == SP__REC_MEMORY) {
+            uint64_t ptr = SP__REC_LOW(*w);
+            if (ptr && name_is_new(ptr)) put_name(ptr); /* NULL needs no text */
+        }
+        size_t n = sp__event_words(w);
+        if (n == 0 || n > (size_t)(stop - w)) break;
+        w += n;
+    }
+}
+
+/* ---- threads ---- */
+
+static int in_chunk(const sp__chunk *c, const sp__word *p)
+{
+    return p >= c->words && p <= c->words + c->cap;
+}
+
+/* Adds the threads registered since the last pass (the registry grows at
+ * its head), oldest first, each with a THREAD section. The registry lock is
+ * held only while walking the new entries: it orders the reads after their
+ * registration. Recording threads take it only when they register, never on
+ * the hot path; it is the lock fork.c takes, hence its name. */
+static void see_new_threads(void)
+{
+    sp__threads_lock();
+    sp__tbuf *head = sp__threads_first();
+    size_t fresh = 0;
+    for (sp__tbuf *tb = head; tb && tb != seen_head; tb = tb->next_thread)
+        fresh++;
+    sp__threads_unlock();
+    if (fresh == 0) return;
+    if (seen_count + fresh > seen_cap) {
+        size_t cap = seen_cap ? seen_cap : 16;
+        while (cap < seen_count + fresh)
+            cap *= 2;
+        seen_thread *grown = sp__alloc(cap * sizeof *grown);
+        if (!grown) return; /* tried again at the next pass */
+        if (seen_count) memcpy(grown, seen, seen_count * sizeof *seen);
+        sp__free(seen);
+        seen = grown;
+        seen_cap = cap;
+    }
+    size_t i = seen_count + fresh;
+    sp__threads_lock();
+    for (sp__tbuf *tb = head; tb && tb != seen_head; tb = tb->next_thread) {
+        seen_thread *s = &seen[--i];
+        s->tb = tb;
+        s->pos = tb->read;
+        s->chunk = tb->head;
+        while (s->chunk && !in_chunk(s->chunk, s->pos))
+            s->chunk = atomic_load_explicit(&s->chunk->next, memory_order_acquire);
+    }
+    sp__threads_unlock();
+    for (i = seen_count; i < seen_count + fresh; i++) {
+        sp__tbuf *tb = seen[i].tb;
+        sp__dump_thread t;
+        memset(&t, 0, sizeof t);
+        t.tid = tb->tid;
+        t.base_ticks = tb->read_ticks;
+        memcpy(t.name, tb->name, sizeof t.name - 1);
+        put_section(SP__DUMP_THREAD, sizeof t);
+        put(&t, sizeof t);
+    }
+    seen_count += fresh;
+    seen_head = head;
+}
+
+static void put_more(size_t index, const sp__word *from, const sp__word *stop)
+{
+    const sp__tbuf *tb = seen[index].tb;
+    sp__dump_more m;
+    m.thread = index;
+    m.dropped = atomic_load_explicit(&tb->dropped, memory_order_relaxed) - tb->dropped_seen;
+    m.misuse = atomic_load_explicit(&tb->misuse, memory_order_relaxed) - tb->misuse_seen;
+    size_t bytes = (size_t)(stop - from) * sizeof(sp__word);
+    put_section(SP__DUMP_MORE, sizeof m + bytes);
+    put(&m, sizeof m);
+    put(from, bytes);
+    put_new_names(from, stop);
+}
+
+/* Writes what one thread published since its last pass, chunk by chunk. */
+static void put_thread_news(size_t index)
+{
+    seen_thread *s = &seen[index];
+    if (!s->chunk) return;
+    sp__word *published = atomic_load_explicit(&s->tb->pos, memory_order_acquire);
+    for (int hops = 0; hops < 1 << 20; hops++) {
+        int last = in_chunk(s->chunk, published);
+        sp__word *stop =
+            last ? published : atomic_load_explicit(&s->chunk->sealed_end, memory_order_acquire);
+        if (!stop || !in_chunk(s->chunk, stop) || stop < s->pos) return;
+        if (stop > s->pos) put_more(index, s->pos, stop);
+        s->pos = stop;
+        if (last) return;
+        sp__chunk *next = atomic_load_explicit(&s->chunk->next, memory_order_acquire);
+        if (!next) return;
+        s->chunk = next;
+        s->pos = next->words;
+    }
+}
+
+static void put_flush(void)
+{
+    sp__sync now;
+    sp__clock_sync(&now);
+    sp__tick_map map;
+    sp__clock_map(&map, &span_start, &now);
+    sp__dump_flush f;
+    memset(&f, 0, sizeof f);
+    f.end_ticks = now.ticks;
+    f.anchor_ticks = map.anchor_ticks;
+    f.anchor_real_ns = map.anchor_real_ns;
+    f.ns_per_tick = map.ns_per_tick;
+    f.sections = sections;
+    put_section(SP__DUMP_FLUSH, sizeof f);
+    put(&f, sizeof f);
+}
+
+/* One pass: new threads, new words, their new names, FLUSH, fsync. The
+ * FLUSH's time is taken after every position was read, so no event written
+ * is later than it. Called with pass_lock held. */
+static int pass(void)
+{
+    if (fd < 0 || failed) return -1;
+    see_new_threads();
+    for (size_t i = 0; i < seen_count; i++)
+        put_thread_news(i);
+    put_flush();
+    flush_out();
+    if (!failed && fsync(fd) != 0) failed = 1;
+    return failed ? -1 : 0;
+}
+
+static void *stream_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&wake_lock);
+    while (!stop_asked) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += SP__STREAM_PERIOD_MS / 1000;
+        until.tv_nsec += (long)(SP__STREAM_PERIOD_MS % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        while (!stop_asked && pthread_cond_timedwait(&wake_cond, &wake_lock, &until) != ETIMEDOUT) {
+        }
+        if (stop_asked) break;
+        pthread_mutex_unlock(&wake_lock);
+        pthread_mutex_lock(&pass_lock);
+        (void)pass();
+        pthread_mutex_unlock(&pass_lock);
+        pthread_mutex_lock(&wake_lock);
+    }
+    pthread_mutex_unlock(&wake_lock);
+    return NULL;
+}
+
+/* ---- start and stop ---- */
+
+static void forget(void)
+{
+    if (fd >= 0) close(fd);
+    fd = -1;
+    for (int i = 0; i < 2; i++) {
+        if (probe[i] >= 0) close(probe[i]);
+        probe[i] = -1;
+    }
+    sp__free(seen);
+    sp__free(names);
+    seen = NULL;
+    names = NULL;
+    seen_count = seen_cap = names_count = names_cap = 0;
+    seen_head = NULL;
+    out_len = 0;
+    sections = 0;
+    failed = 0;
+}
+
+/* Writes the header and META into the new file, and a first FLUSH, so the
+ * file loads (as an empty span) as soon as it is in place. */
+static void put_start(const sp__crash_info *info)
+{
+    uint32_t head32[2] = {SP__DUMP_VERSION, SP__DUMP_HEADER_BYTES};
+    uint64_t order = SP__DUMP_BYTE_ORDER;
+    put(SP__DUMP_MAGIC, SP__DUMP_MAGIC_BYTES);
+    put(head32, sizeof head32);
+    put(&order, sizeof order);
+    sp__tick_map map;
+    sp__clock_map(&map, &span_start, &span_start);
+    sp__dump_meta m;
+    memset(&m, 0, sizeof m);
+    m.pid = (int64_t)getpid();
+    m.start_ticks = span_start.ticks;
+    m.end_ticks = span_start.ticks; /* each FLUSH gives the time reached */
+    m.anchor_ticks = map.anchor_ticks;
+    m.anchor_real_ns = map.anchor_real_ns;
+    m.ns_per_tick = map.ns_per_tick;
+    m.flags = info->flags | SP__DUMP_STREAMED;
+    memcpy(m.process_name, info->process_name, sizeof m.process_name - 1);
+    put_section(SP__DUMP_META, sizeof m);
+    put(&m, sizeof m);
+    put_flush();
+    flush_out();
+}
+
+int sp__stream_start(const char *path, const sp__crash_info *info, const sp__sync *start, char *why,
+                     size_t why_size)
+{
+    sp__stream_stop();
+    char tmp[PATH_MAX + 16];
+    if (!path || !*path || strlen(path) >= sizeof path_now) {
+        snprintf(why, why_size, "crash dump path is empty or too long");
+        return -1;
+    }
+    snprintf(path_now, sizeof path_now, "%s", path);
+    snprintf(tmp, sizeof tmp, "%s.streamXXXXXX", path);
+    span_start = *start;
+    fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, why_size, "cannot create the streamed dump %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    if (pipe2(probe, O_CLOEXEC | O_NONBLOCK) != 0) {
+        snprintf(why, why_size, "cannot create a pipe for the streamed dump: %s", strerror(errno));
+        goto fail;
+    }
+    put_start(info);
+    if (failed || fsync(fd) != 0 || rename(tmp, path_now) != 0) {
+        snprintf(why, why_size, "cannot write the streamed dump %s: %s", path_now, strerror(errno));
+        goto fail;
+    }
+    owner_pid = getpid();
+    stop_asked = 0;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&wake_cond, &ca);
+    pthread_condattr_destroy(&ca);
+    /* The thread takes no signal meant for the host's threads. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&thread, NULL, stream_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        pthread_cond_destroy(&wake_cond);
+        unlink(path_now);
+        snprintf(why, why_size, "cannot start the streaming thread: %s", strerror(rc));
+        forget();
+        return -1;
+    }
+    running = 1;
+    return 0;
+fail:
+    unlink(tmp);
+    forget();
+    return -1;
+}
+
+void sp__stream_stop(void)
+{
+    if (!running) return;
+    running = 0;
+    if (getpid() != owner_pid) {
+        /* A forked child: the thread and the file are the parent's. */
+        forget();
+        return;
+    }
+    pthread_mutex_lock(&wake_lock);
+    stop_asked = 1;
+    pthread_cond_signal(&wake_cond);
+    pthread_mutex_unlock(&wake_lock);
+    pthread_join(thread, NULL);
+    pthread_cond_destroy(&wake_cond);
+    /* Remove the file only if it is still ours: a crash dump may have been
+     * renamed onto the path by a crash the host survived. */
+    struct stat mine, there;
+    if (fstat(fd, &mine) == 0 && stat(path_now, &there) == 0 && mine.st_dev == there.st_dev &&
+        mine.st_ino == there.st_ino)
+        unlink(path_now);
+    forget();
+}
+
+int sp__stream_flush(void)
+{
+    pthread_mutex_lock(&pass_lock);
+    int rc = running ? pass() : -1;
+    pthread_mutex_unlock(&pass_lock);
+    return rc;
+}
