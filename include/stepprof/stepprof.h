@@ -479,6 +479,10 @@ SP_API void sp_options_init(sp_options *opts);
  * the tracers at a time (a second one that wants to record gets SP_EBUSY from
  * the call that tried, and behaves as CLOSED until the holder lets go).
  * opts may be NULL for the defaults. The options are copied.
+ * fork(): the child starts with recording off and no buffers of the parent.
+ * A profiler created before the fork is inert in the child: start, step,
+ * stop and export return SP_ESTATE there; create a new one in the child to
+ * profile it (docs/reliability.md, "fork").
  * Errors: SP_EINVAL (NULL out, invalid scheduler), SP_ENOMEM.
  * Threads: any. */
 SP_API sp_status sp_profiler_create(const sp_options *opts, sp_profiler **out);
