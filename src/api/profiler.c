@@ -140,6 +140,16 @@ static void crash_file(const sp_profiler *p, char *path, size_t size)
         snprintf(path, size, "stepprof_crash.%lld.spdump", (long long)getpid());
 }
 
+/* The process's name (/proc/self/comm), "" when unreadable. */
+static void read_process_name(char *out, size_t size)
+{
+    out[0] = '\0';
+    FILE *f = fopen("/proc/self/comm", "r");
+    if (!f) return;
+    if (fgets(out, (int)size, f)) out[strcspn(out, "\n")] = '\0';
+    fclose(f);
+}
+
 static void crash_info(const sp_profiler *p, sp__crash_info *info)
 {
     memset(info, 0, sizeof *info);
@@ -147,12 +157,7 @@ static void crash_info(const sp_profiler *p, sp__crash_info *info)
                   (p->opts.profile_memory ? SP__DUMP_PROFILE_MEMORY : 0) |
                   (p->opts.with_flops ? SP__DUMP_WITH_FLOPS : 0) |
                   (p->opts.with_stack ? SP__DUMP_WITH_STACK : 0);
-    FILE *f = fopen("/proc/self/comm", "r");
-    if (f) {
-        if (fgets(info->process_name, sizeof info->process_name, f))
-            info->process_name[strcspn(info->process_name, "\n")] = '\0';
-        fclose(f);
-    }
+    read_process_name(info->process_name, sizeof info->process_name);
 }
 
 static void arm_crash(sp_profiler *p)
@@ -243,12 +248,7 @@ static void fill_meta(const sp_profiler *p, sp__span_meta *m)
     m->with_flops = p->opts.with_flops;
     m->with_stack = p->opts.with_stack;
     m->pid = (int64_t)getpid();
-    FILE *f = fopen("/proc/self/comm", "r");
-    if (f) {
-        if (fgets(m->process_name, sizeof m->process_name, f))
-            m->process_name[strcspn(m->process_name, "\n")] = '\0';
-        fclose(f);
-    }
+    read_process_name(m->process_name, sizeof m->process_name);
 }
 
 /* Collects the span into p->result. A failure keeps the previous result. */

@@ -19,8 +19,7 @@
  * never writes or removes the parent's file. */
 #define _GNU_SOURCE
 #include "crash.h"
-#include "record.h"
-#include "threads.h"
+#include "dump_write.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,8 +41,9 @@ static _Atomic int dumping;    /* a thread is writing the dump */
 static sp__sync span_start;
 static sp__crash_info info;
 static int64_t armed_pid;
-static int dump_fd = -1;
-static int probe_fd[2] = {-1, -1}; /* a pipe: write() tells readable memory */
+/* The dump file and the pipe that tells readable memory: open while armed. */
+static char out_buf[8192];
+static sp__dump_writer out = {.fd = -1, .probe = {-1, -1}, .buf = out_buf, .cap = sizeof out_buf};
 static char tmp_path[PATH_MAX + 16];
 static char final_path[PATH_MAX];
 
@@ -52,99 +52,6 @@ static char final_path[PATH_MAX];
  * are allowed by the format). */
 #define NAME_SLOTS 16384
 static uint64_t name_slots[NAME_SLOTS];
-static int name_zero_seen;
-
-/* Output staging: small pieces gather here, large runs are written from
- * where they lie. */
-static char out_buf[8192];
-static size_t out_len;
-static int out_failed;
-static uint64_t out_sections;
-
-/* ---- writing (async-signal-safe) ---- */
-
-static void raw_write(const void *data, size_t len)
-{
-    const char *p = data;
-    while (len > 0 && !out_failed) {
-        ssize_t n = write(dump_fd, p, len);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            out_failed = 1;
-            return;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-}
-
-static void flush_out(void)
-{
-    raw_write(out_buf, out_len);
-    out_len = 0;
-}
-
-static void put(const void *data, size_t len)
-{
-    if (len > sizeof out_buf / 2) {
-        flush_out();
-        raw_write(data, len);
-        return;
-    }
-    if (out_len + len > sizeof out_buf) flush_out();
-    memcpy(out_buf + out_len, data, len);
-    out_len += len;
-}
-
-static void put_pad(size_t len)
-{
-    static const char zeros[8];
-    if (len % 8) put(zeros, 8 - len % 8);
-}
-
-static void put_section(uint32_t type, uint64_t bytes)
-{
-    uint32_t head[2] = {type, 0};
-    put(head, sizeof head);
-    put(&bytes, sizeof bytes);
-    out_sections++;
-}
-
-/* Whether the byte at p can be read, without touching it: write() reports
- * EFAULT for an unmapped address instead of raising a signal. */
-static int readable(const char *p)
-{
-    char c;
-    if (write(probe_fd[1], p, 1) != 1) return 0;
-    while (read(probe_fd[0], &c, 1) < 0 && errno == EINTR) {
-    }
-    return 1;
-}
-
-/* Length of the string at p, at most max; -1 if p cannot be read. Each
- * 4 KiB page is probed before its first byte is read (every page size is a
- * multiple of 4 KiB), so a bad pointer never faults here. */
-static long safe_strnlen(const char *p, size_t max)
-{
-    size_t n = 0;
-    for (; n < max; n++) {
-        const char *q = p + n;
-        if ((n == 0 || ((uintptr_t)q & 4095u) == 0) && !readable(q)) return n == 0 ? -1 : (long)n;
-        if (*q == '\0') break;
-    }
-    return (long)n;
-}
-
-static void put_name(uint64_t ptr)
-{
-    const char *s = (const char *)(uintptr_t)ptr;
-    long len = ptr ? safe_strnlen(s, SP__NAME_MAX_BYTES + 1) : -1;
-    if (len < 0) return; /* the loader shows "(unknown)" (NULL: "(null)") */
-    put_section(SP__DUMP_NAME, 8 + (uint64_t)len);
-    put(&ptr, sizeof ptr);
-    put(s, (size_t)len);
-    put_pad(8 + (size_t)len);
-}
 
 static uint64_t mix(uint64_t x)
 {
@@ -157,10 +64,7 @@ static uint64_t mix(uint64_t x)
 /* Notes a static pointer; writes its name now only if the table is full. */
 static void note_name(uint64_t ptr)
 {
-    if (ptr == 0) {
-        name_zero_seen = 1;
-        return;
-    }
+    if (ptr == 0) return; /* NULL names need no text: the loader knows them */
     size_t j = (size_t)mix(ptr) & (NAME_SLOTS - 1);
     for (size_t probes = 0; probes < NAME_SLOTS / 2; probes++, j = (j + 1) & (NAME_SLOTS - 1)) {
         if (name_slots[j] == ptr) return;
@@ -169,25 +73,17 @@ static void note_name(uint64_t ptr)
             return;
         }
     }
-    put_name(ptr);
+    sp__dump_name(&out, ptr);
 }
 
 static void note_names(const sp__word *w, const sp__word *stop)
 {
     while (w < stop) {
-        unsigned kind = SP__REC_KIND(*w);
-        if (kind == SP__REC_BEGIN || kind == SP__REC_INSTANT || kind == SP__REC_COUNTER ||
-            kind == SP__REC_MEMORY)
-            note_name(SP__REC_LOW(*w));
+        note_name(sp__dump_name_of(w));
         size_t n = sp__event_words(w);
         if (n > (size_t)(stop - w)) break;
         w += n;
     }
-}
-
-static int in_chunk(const sp__chunk *c, const sp__word *p)
-{
-    return p >= c->words && p <= c->words + c->cap;
 }
 
 /* Writes one thread's unread words, chunk by chunk, as the drain would read
@@ -195,30 +91,22 @@ static int in_chunk(const sp__chunk *c, const sp__word *p)
  * so that a corrupted buffer cannot hold the dying process. */
 static void put_thread(sp__tbuf *tb)
 {
-    sp__dump_thread t;
-    memset(&t, 0, sizeof t);
-    t.tid = tb->tid;
-    t.base_ticks = tb->read_ticks;
-    t.dropped = atomic_load_explicit(&tb->dropped, memory_order_relaxed) - tb->dropped_seen;
-    t.misuse = atomic_load_explicit(&tb->misuse, memory_order_relaxed) - tb->misuse_seen;
-    memcpy(t.name, tb->name, sizeof t.name - 1);
-    put_section(SP__DUMP_THREAD, sizeof t);
-    put(&t, sizeof t);
+    sp__dump_thread_section(&out, tb, 1);
 
     sp__word *published = atomic_load_explicit(&tb->pos, memory_order_acquire);
     sp__word *start = tb->read;
     sp__chunk *c = tb->head;
     int hops = 0;
-    while (c && !in_chunk(c, start) && hops++ < 1 << 20)
+    while (c && !sp__dump_in_chunk(c, start) && hops++ < 1 << 20)
         c = atomic_load_explicit(&c->next, memory_order_acquire);
     while (c && hops++ < 1 << 20) {
-        int last = in_chunk(c, published);
+        int last = sp__dump_in_chunk(c, published);
         sp__word *stop = last ? published : atomic_load_explicit(&c->sealed_end, memory_order_acquire);
-        if (!stop || !in_chunk(c, stop) || stop < start) break;
+        if (!stop || !sp__dump_in_chunk(c, stop) || stop < start) break;
         if (stop > start) {
             size_t bytes = (size_t)(stop - start) * sizeof(sp__word);
-            put_section(SP__DUMP_WORDS, bytes);
-            put(start, bytes);
+            sp__dump_section(&out, SP__DUMP_WORDS, bytes);
+            sp__dump_put(&out, start, bytes);
             note_names(start, stop);
         }
         if (last) break;
@@ -231,52 +119,30 @@ static void put_meta(int signo)
 {
     sp__sync now;
     sp__clock_sync(&now); /* rdtsc and clock_gettime: async-signal-safe */
-    sp__tick_map map;
-    sp__clock_map(&map, &span_start, &now);
-    sp__dump_meta m;
-    memset(&m, 0, sizeof m);
-    m.signo = signo;
-    m.pid = armed_pid;
-    m.start_ticks = span_start.ticks;
-    m.end_ticks = now.ticks;
-    m.anchor_ticks = map.anchor_ticks;
-    m.anchor_real_ns = map.anchor_real_ns;
-    m.ns_per_tick = map.ns_per_tick;
-    m.flags = info.flags;
-    memcpy(m.process_name, info.process_name, sizeof m.process_name);
-    put_section(SP__DUMP_META, sizeof m);
-    put(&m, sizeof m);
+    sp__dump_meta_section(&out, signo, armed_pid, &span_start, &now, info.flags, info.process_name);
 }
 
-/* Writes the whole dump into dump_fd, then renames the file into place.
+/* Writes the whole dump into out.fd, then renames the file into place.
  * Called with `dumping` held. Returns 0 on success. */
 static int write_dump(int signo)
 {
-    out_len = 0;
-    out_failed = 0;
-    out_sections = 0;
+    sp__dump_reset(&out);
     memset(name_slots, 0, sizeof name_slots);
-    name_zero_seen = 0;
-    uint32_t head32[2] = {SP__DUMP_VERSION, SP__DUMP_HEADER_BYTES};
-    uint64_t order = SP__DUMP_BYTE_ORDER;
-    put(SP__DUMP_MAGIC, SP__DUMP_MAGIC_BYTES);
-    put(head32, sizeof head32);
-    put(&order, sizeof order);
+    sp__dump_header(&out);
     put_meta(signo);
     int threads = 0;
     for (sp__tbuf *tb = sp__threads_first(); tb && threads < 1 << 20; tb = tb->next_thread, threads++)
         put_thread(tb);
     for (size_t i = 0; i < NAME_SLOTS; i++)
-        if (name_slots[i]) put_name(name_slots[i]);
-    (void)name_zero_seen; /* NULL names need no text: the loader knows them */
-    uint64_t sections = out_sections;
-    put_section(SP__DUMP_END, sizeof sections);
-    put(&sections, sizeof sections);
-    flush_out();
-    int failed = out_failed;
-    fsync(dump_fd);
-    close(dump_fd);
-    dump_fd = -1;
+        if (name_slots[i]) sp__dump_name(&out, name_slots[i]);
+    uint64_t sections = out.sections;
+    sp__dump_section(&out, SP__DUMP_END, sizeof sections);
+    sp__dump_put(&out, &sections, sizeof sections);
+    sp__dump_flush_out(&out);
+    int failed = out.failed;
+    fsync(out.fd);
+    close(out.fd);
+    out.fd = -1;
     if (failed || rename(tmp_path, final_path) != 0) {
         unlink(tmp_path);
         return -1;
@@ -287,8 +153,8 @@ static int write_dump(int signo)
 static void close_probe(void)
 {
     for (int i = 0; i < 2; i++) {
-        if (probe_fd[i] >= 0) close(probe_fd[i]);
-        probe_fd[i] = -1;
+        if (out.probe[i] >= 0) close(out.probe[i]);
+        out.probe[i] = -1;
     }
 }
 
@@ -310,8 +176,8 @@ static int dump_once(int signo)
         if (atomic_load_explicit(&span_open, memory_order_acquire)) {
             rc = write_dump(signo);
         } else {
-            close(dump_fd);
-            dump_fd = -1;
+            close(out.fd);
+            out.fd = -1;
             unlink(tmp_path);
         }
         close_probe();
@@ -385,15 +251,15 @@ int sp__crash_arm(const char *path, const sp__crash_info *what, char *why, size_
     }
     snprintf(final_path, sizeof final_path, "%s", path);
     snprintf(tmp_path, sizeof tmp_path, "%s.tmpXXXXXX", path);
-    dump_fd = mkostemp(tmp_path, O_CLOEXEC);
-    if (dump_fd < 0) {
+    out.fd = mkostemp(tmp_path, O_CLOEXEC);
+    if (out.fd < 0) {
         snprintf(why, why_size, "cannot create the crash dump file %s: %s", tmp_path, strerror(errno));
         return -1;
     }
-    if (pipe2(probe_fd, O_CLOEXEC | O_NONBLOCK) != 0) {
+    if (pipe2(out.probe, O_CLOEXEC | O_NONBLOCK) != 0) {
         snprintf(why, why_size, "cannot create a pipe for the crash dump: %s", strerror(errno));
-        close(dump_fd);
-        dump_fd = -1;
+        close(out.fd);
+        out.fd = -1;
         unlink(tmp_path);
         return -1;
     }
@@ -424,8 +290,8 @@ void sp__crash_disarm(void)
          * its file belongs to the parent; forget the descriptors only. */
         if (atomic_load(&armed)) {
             atomic_store(&armed, 0);
-            close(dump_fd);
-            dump_fd = -1;
+            close(out.fd);
+            out.fd = -1;
             close_probe();
         }
         return;
@@ -433,8 +299,8 @@ void sp__crash_disarm(void)
     if (atomic_exchange(&dumping, 1)) return; /* a dump is being written */
     atomic_store(&armed, 0);
     atomic_store(&span_open, 0);
-    close(dump_fd);
-    dump_fd = -1;
+    close(out.fd);
+    out.fd = -1;
     unlink(tmp_path);
     close_probe();
     atomic_store(&dumping, 0);

@@ -23,9 +23,8 @@
  * (see_new_threads), never on the hot path. */
 #define _GNU_SOURCE
 #include "stream.h"
+#include "dump_write.h"
 #include "fork.h"
-#include "record.h"
-#include "threads.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -52,104 +51,18 @@ static pthread_t thread;
 static _Atomic int running; /* the thread exists */
 static int stop_asked;      /* wake_lock */
 static pid_t owner_pid;
-static int fd = -1;
-static int failed; /* a write failed: the stream stops writing */
 static char path_now[PATH_MAX];
 static sp__sync span_start;
-static int probe[2] = {-1, -1};
-static uint64_t sections; /* written so far, for FLUSH */
 static seen_thread *seen;
 static size_t seen_count, seen_cap;
 static sp__tbuf *seen_head; /* the registry head at the last pass */
 static uint64_t *names;     /* written name pointers, open addressing */
 static size_t names_cap, names_count;
-static char out[65536];
-static size_t out_len;
-
-/* ---- output ---- */
-
-static void raw_write(const void *data, size_t len)
-{
-    const char *p = data;
-    while (len > 0 && !failed) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            failed = 1;
-            return;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-}
-
-static void flush_out(void)
-{
-    raw_write(out, out_len);
-    out_len = 0;
-}
-
-static void put(const void *data, size_t len)
-{
-    if (len > sizeof out / 2) {
-        flush_out();
-        raw_write(data, len);
-        return;
-    }
-    if (out_len + len > sizeof out) flush_out();
-    memcpy(out + out_len, data, len);
-    out_len += len;
-}
-
-static void put_pad(size_t len)
-{
-    static const char zeros[8];
-    if (len % 8) put(zeros, 8 - len % 8);
-}
-
-static void put_section(uint32_t type, uint64_t bytes)
-{
-    uint32_t head[2] = {type, 0};
-    put(head, sizeof head);
-    put(&bytes, sizeof bytes);
-    sections++;
-}
+static char out_buf[65536];
+/* The streamed file; out.failed stops the stream writing. */
+static sp__dump_writer out = {.fd = -1, .probe = {-1, -1}, .buf = out_buf, .cap = sizeof out_buf};
 
 /* ---- names ---- */
-
-/* Whether the byte at p can be read, without touching it (crash.c does the
- * same): write() reports EFAULT for an unmapped address. A name pointer is
- * meant to be static, but a bad one must not kill the host from here. */
-static int readable(const char *p)
-{
-    char c;
-    if (write(probe[1], p, 1) != 1) return 0;
-    while (read(probe[0], &c, 1) < 0 && errno == EINTR) {
-    }
-    return 1;
-}
-
-static long probed_strnlen(const char *p, size_t max)
-{
-    size_t n = 0;
-    for (; n < max; n++) {
-        const char *q = p + n;
-        if ((n == 0 || ((uintptr_t)q & 4095u) == 0) && !readable(q)) return n == 0 ? -1 : (long)n;
-        if (*q == '\0') break;
-    }
-    return (long)n;
-}
-
-static void put_name(uint64_t ptr)
-{
-    const char *s = (const char *)(uintptr_t)ptr;
-    long len = probed_strnlen(s, SP__NAME_MAX_BYTES + 1);
-    if (len < 0) return; /* loads as "(unknown)" */
-    put_section(SP__DUMP_NAME, 8 + (uint64_t)len);
-    put(&ptr, sizeof ptr);
-    put(s, (size_t)len);
-    put_pad(8 + (size_t)len);
-}
 
 static size_t slot_of(uint64_t ptr, size_t cap)
 {
@@ -190,12 +103,8 @@ static int name_is_new(uint64_t ptr)
 static void put_new_names(const sp__word *w, const sp__word *stop)
 {
     while (w < stop) {
-        unsigned kind = SP__REC_KIND(*w);
-        if (kind == SP__REC_BEGIN || kind == SP__REC_INSTANT || kind == SP__REC_COUNTER ||
-            kind == SP__REC_MEMORY) {
-            uint64_t ptr = SP__REC_LOW(*w);
-            if (ptr && name_is_new(ptr)) put_name(ptr); /* NULL needs no text */
-        }
+        uint64_t ptr = sp__dump_name_of(w);
+        if (ptr && name_is_new(ptr)) sp__dump_name(&out, ptr); /* NULL needs no text */
         size_t n = sp__event_words(w);
         if (n == 0 || n > (size_t)(stop - w)) break;
         w += n;
@@ -203,11 +112,6 @@ static void put_new_names(const sp__word *w, const sp__word *stop)
 }
 
 /* ---- threads ---- */
-
-static int in_chunk(const sp__chunk *c, const sp__word *p)
-{
-    return p >= c->words && p <= c->words + c->cap;
-}
 
 /* Adds the threads registered since the last pass (the registry grows at
  * its head), oldest first, each with a THREAD section. The registry lock is
@@ -241,20 +145,11 @@ static void see_new_threads(void)
         s->tb = tb;
         s->pos = tb->read;
         s->chunk = tb->head;
-        while (s->chunk && !in_chunk(s->chunk, s->pos))
+        while (s->chunk && !sp__dump_in_chunk(s->chunk, s->pos))
             s->chunk = atomic_load_explicit(&s->chunk->next, memory_order_acquire);
     }
     sp__threads_unlock();
-    for (i = seen_count; i < seen_count + fresh; i++) {
-        sp__tbuf *tb = seen[i].tb;
-        sp__dump_thread t;
-        memset(&t, 0, sizeof t);
-        t.tid = tb->tid;
-        t.base_ticks = tb->read_ticks;
-        memcpy(t.name, tb->name, sizeof t.name - 1);
-        put_section(SP__DUMP_THREAD, sizeof t);
-        put(&t, sizeof t);
-    }
+    for (i = seen_count; i < seen_count + fresh; i++) sp__dump_thread_section(&out, seen[i].tb, 0);
     seen_count += fresh;
     seen_head = head;
 }
@@ -267,9 +162,9 @@ static void put_more(size_t index, const sp__word *from, const sp__word *stop)
     m.dropped = atomic_load_explicit(&tb->dropped, memory_order_relaxed) - tb->dropped_seen;
     m.misuse = atomic_load_explicit(&tb->misuse, memory_order_relaxed) - tb->misuse_seen;
     size_t bytes = (size_t)(stop - from) * sizeof(sp__word);
-    put_section(SP__DUMP_MORE, sizeof m + bytes);
-    put(&m, sizeof m);
-    put(from, bytes);
+    sp__dump_section(&out, SP__DUMP_MORE, sizeof m + bytes);
+    sp__dump_put(&out, &m, sizeof m);
+    sp__dump_put(&out, from, bytes);
     put_new_names(from, stop);
 }
 
@@ -280,10 +175,10 @@ static void put_thread_news(size_t index)
     if (!s->chunk) return;
     sp__word *published = atomic_load_explicit(&s->tb->pos, memory_order_acquire);
     for (int hops = 0; hops < 1 << 20; hops++) {
-        int last = in_chunk(s->chunk, published);
+        int last = sp__dump_in_chunk(s->chunk, published);
         sp__word *stop =
             last ? published : atomic_load_explicit(&s->chunk->sealed_end, memory_order_acquire);
-        if (!stop || !in_chunk(s->chunk, stop) || stop < s->pos) return;
+        if (!stop || !sp__dump_in_chunk(s->chunk, stop) || stop < s->pos) return;
         if (stop > s->pos) put_more(index, s->pos, stop);
         s->pos = stop;
         if (last) return;
@@ -306,9 +201,9 @@ static void put_flush(void)
     f.anchor_ticks = map.anchor_ticks;
     f.anchor_real_ns = map.anchor_real_ns;
     f.ns_per_tick = map.ns_per_tick;
-    f.sections = sections;
-    put_section(SP__DUMP_FLUSH, sizeof f);
-    put(&f, sizeof f);
+    f.sections = out.sections;
+    sp__dump_section(&out, SP__DUMP_FLUSH, sizeof f);
+    sp__dump_put(&out, &f, sizeof f);
 }
 
 /* One pass: new threads, new words, their new names, FLUSH, fsync. The
@@ -316,14 +211,14 @@ static void put_flush(void)
  * is later than it. Called with pass_lock held. */
 static int pass(void)
 {
-    if (fd < 0 || failed) return -1;
+    if (out.fd < 0 || out.failed) return -1;
     see_new_threads();
     for (size_t i = 0; i < seen_count; i++)
         put_thread_news(i);
     put_flush();
-    flush_out();
-    if (!failed && fsync(fd) != 0) failed = 1;
-    return failed ? -1 : 0;
+    sp__dump_flush_out(&out);
+    if (!out.failed && fsync(out.fd) != 0) out.failed = 1;
+    return out.failed ? -1 : 0;
 }
 
 static void *stream_main(void *arg)
@@ -356,11 +251,11 @@ static void *stream_main(void *arg)
 
 static void forget(void)
 {
-    if (fd >= 0) close(fd);
-    fd = -1;
+    if (out.fd >= 0) close(out.fd);
+    out.fd = -1;
     for (int i = 0; i < 2; i++) {
-        if (probe[i] >= 0) close(probe[i]);
-        probe[i] = -1;
+        if (out.probe[i] >= 0) close(out.probe[i]);
+        out.probe[i] = -1;
     }
     sp__free(seen);
     sp__free(names);
@@ -368,36 +263,19 @@ static void forget(void)
     names = NULL;
     seen_count = seen_cap = names_count = names_cap = 0;
     seen_head = NULL;
-    out_len = 0;
-    sections = 0;
-    failed = 0;
+    sp__dump_reset(&out);
 }
 
 /* Writes the header and META into the new file, and a first FLUSH, so the
  * file loads (as an empty span) as soon as it is in place. */
 static void put_start(const sp__crash_info *info)
 {
-    uint32_t head32[2] = {SP__DUMP_VERSION, SP__DUMP_HEADER_BYTES};
-    uint64_t order = SP__DUMP_BYTE_ORDER;
-    put(SP__DUMP_MAGIC, SP__DUMP_MAGIC_BYTES);
-    put(head32, sizeof head32);
-    put(&order, sizeof order);
-    sp__tick_map map;
-    sp__clock_map(&map, &span_start, &span_start);
-    sp__dump_meta m;
-    memset(&m, 0, sizeof m);
-    m.pid = (int64_t)getpid();
-    m.start_ticks = span_start.ticks;
-    m.end_ticks = span_start.ticks; /* each FLUSH gives the time reached */
-    m.anchor_ticks = map.anchor_ticks;
-    m.anchor_real_ns = map.anchor_real_ns;
-    m.ns_per_tick = map.ns_per_tick;
-    m.flags = info->flags | SP__DUMP_STREAMED;
-    memcpy(m.process_name, info->process_name, sizeof m.process_name - 1);
-    put_section(SP__DUMP_META, sizeof m);
-    put(&m, sizeof m);
+    sp__dump_header(&out);
+    /* META's end is the start: each FLUSH gives the time reached. */
+    sp__dump_meta_section(&out, 0, (int64_t)getpid(), &span_start, &span_start,
+                          info->flags | SP__DUMP_STREAMED, info->process_name);
     put_flush();
-    flush_out();
+    sp__dump_flush_out(&out);
 }
 
 int sp__stream_start(const char *path, const sp__crash_info *info, const sp__sync *start, char *why,
@@ -412,17 +290,17 @@ int sp__stream_start(const char *path, const sp__crash_info *info, const sp__syn
     snprintf(path_now, sizeof path_now, "%s", path);
     snprintf(tmp, sizeof tmp, "%s.streamXXXXXX", path);
     span_start = *start;
-    fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0) {
+    out.fd = mkostemp(tmp, O_CLOEXEC);
+    if (out.fd < 0) {
         snprintf(why, why_size, "cannot create the streamed dump %s: %s", tmp, strerror(errno));
         return -1;
     }
-    if (pipe2(probe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    if (pipe2(out.probe, O_CLOEXEC | O_NONBLOCK) != 0) {
         snprintf(why, why_size, "cannot create a pipe for the streamed dump: %s", strerror(errno));
         goto fail;
     }
     put_start(info);
-    if (failed || fsync(fd) != 0 || rename(tmp, path_now) != 0) {
+    if (out.failed || fsync(out.fd) != 0 || rename(tmp, path_now) != 0) {
         snprintf(why, why_size, "cannot write the streamed dump %s: %s", path_now, strerror(errno));
         goto fail;
     }
@@ -472,7 +350,7 @@ void sp__stream_stop(void)
     /* Remove the file only if it is still ours: a crash dump may have been
      * renamed onto the path by a crash the host survived. */
     struct stat mine, there;
-    if (fstat(fd, &mine) == 0 && stat(path_now, &there) == 0 && mine.st_dev == there.st_dev &&
+    if (fstat(out.fd, &mine) == 0 && stat(path_now, &there) == 0 && mine.st_dev == there.st_dev &&
         mine.st_ino == there.st_ino)
         unlink(path_now);
     forget();
