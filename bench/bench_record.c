@@ -8,6 +8,10 @@
  *   tsc x2       two raw rdtsc reads (the physical floor of a timed range)
  *   clock x2     two clock_gettime(CLOCK_MONOTONIC_RAW) calls
  *   record       sp_range_begin/sp_range_end while recording
+ *   at the cap   the same with the buffer cap (4 MiB) full: new events
+ *                dropped (the default), or the oldest chunk overwritten
+ *                (sp_options.overwrite_oldest), whose cost per chunk the
+ *                ranges pay
  * Ratios are against the floors measured in the same run, since the
  * machines are shared and absolute nanoseconds drift. */
 #include "record.h"
@@ -116,6 +120,25 @@ static void metric(const char *name, stats s)
     printf("metric %s %.3f ns min %.3f max %.3f\n", name, s.median, s.min, s.max);
 }
 
+/* The recorded pair with the cap full, under either policy. The first
+ * (warm-up) trial fills the cap; no trial discards. */
+static stats measure_at_cap(bool overwrite)
+{
+    sp_options o;
+    sp_options_init(&o);
+    o.on_trace_ready = sp_handler_none();
+    o.buffer_cap_bytes = (size_t)4 << 20;
+    o.overwrite_oldest = overwrite;
+    sp_profiler *prof;
+    if (sp_profiler_create(&o, &prof) != SP_OK || sp_profiler_start(prof) != SP_OK) {
+        fprintf(stderr, "bench_record: %s\n", sp_last_error());
+        exit(1);
+    }
+    stats s = measure(run_ranges, 0);
+    sp_profiler_destroy(prof);
+    return s;
+}
+
 int main(void)
 {
     stats empty = measure(run_empty, 0);
@@ -141,6 +164,8 @@ int main(void)
     }
     stats rec = measure(run_ranges, 1);
     sp_profiler_destroy(prof);
+    stats cap_drop = measure_at_cap(false);
+    stats cap_ring = measure_at_cap(true);
 
     printf("stepprof record cost, ns per iteration (%d trials x %d iterations)\n", TRIALS, ITERS);
     printf("clock: %s\n", sp__clock_tsc ? "invariant TSC" : "CLOCK_MONOTONIC_RAW");
@@ -151,6 +176,8 @@ int main(void)
     row("tsc x2", tsc, 0, NULL);
     row("clock_gettime x2", clk, 0, NULL);
     row("record: begin+end pair", rec, 0, NULL);
+    row("at the cap, dropping", cap_drop, rec.median, "of record");
+    row("at the cap, overwriting the oldest", cap_ring, rec.median, "of record");
     printf("\nclosed - empty:              %6.2f ns per pair\n", closed.median - empty.median);
     printf("timer only - empty:          %6.2f ns per pair\n", timer_only.median - empty.median);
     printf("record pair / (tsc x2):      %6.2fx  (pair %.2f ns over the loop, floor %.2f ns)\n",
@@ -169,5 +196,7 @@ int main(void)
            (rec.median - empty.median) / (tsc.median - empty.median));
     printf("metric closed_minus_empty_ns %.3f ns\n", closed.median - empty.median);
     printf("metric timer_only_minus_empty_ns %.3f ns\n", timer_only.median - empty.median);
+    printf("metric cap_drop_over_record %.3f x\n", cap_drop.median / rec.median);
+    printf("metric cap_overwrite_over_record %.3f x\n", cap_ring.median / rec.median);
     return 0;
 }

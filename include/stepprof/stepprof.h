@@ -180,9 +180,10 @@ SP_API const char *sp_counter_name(sp_counter_kind counter);
  * instants and counters stay one load and one branch.
  *
  * A NULL name records "(null)". An out-of-range type records UserDefined and
- * counts a misuse. When the memory cap is reached, new events are dropped and
- * counted exactly (host_dropped); the end of a range whose begin was kept is
- * never dropped, so kept ranges stay correctly nested.
+ * counts a misuse. When the memory cap is reached, new events are dropped (or
+ * the oldest overwritten: sp_options.overwrite_oldest) and counted exactly
+ * (host_dropped); the end of a range whose begin was kept is never dropped,
+ * so kept ranges stay correctly nested.
  *
  * Threads: any; each thread records into its own buffer. A range must end on
  * the thread that began it. */
@@ -467,6 +468,18 @@ typedef struct sp_options {
      * is collected or discarded the file is removed. The recording threads
      * are never blocked by it. Default off. */
     bool stream_to_disk;
+    /* What happens at the buffer cap. false (the default): new events are
+     * dropped, so the span keeps its beginning. true: ring-style, the oldest
+     * buffer chunk over all threads (at most 1 MiB) is reused for new
+     * events, so the span keeps its end, as a flight recorder does. Either
+     * way every lost event is counted as dropped on the thread that recorded
+     * or would have recorded it (host_dropped, sp_thread_info.dropped), and
+     * the trace metadata records the policy ("overwrite_oldest"). Kept
+     * ranges stay nested; an end whose begin was overwritten is skipped
+     * without counting as unmatched (in a crash dump it does count). A new
+     * event is still dropped when no chunk can be reused: every thread's
+     * data is in the chunk it is writing, or the profiler is collecting. */
+    bool overwrite_oldest;
 } sp_options;
 
 /* Fills opts with the defaults. Always call it before setting fields, so that

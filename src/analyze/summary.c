@@ -59,7 +59,9 @@ static void put_counters(const sp_result *r, sp__buf *out)
     for (size_t i = 0; i < r->thread_count; i++) {
         const sp__thread *t = &r->threads[i];
         if (!t->dropped) continue;
-        sp__buf_printf(out, "%s%llu=%llu", any ? ", " : "Dropped events by thread id: ",
+        const char *head = r->meta.overwrite_oldest ? "Dropped events by thread id (the oldest, overwritten): "
+                                                    : "Dropped events by thread id: ";
+        sp__buf_printf(out, "%s%llu=%llu", any ? ", " : head,
                        (unsigned long long)t->tid, (unsigned long long)t->dropped);
         any = 1;
     }

@@ -156,7 +156,8 @@ static void crash_info(const sp_profiler *p, sp__crash_info *info)
     info->flags = (p->opts.record_shapes ? SP__DUMP_RECORD_SHAPES : 0) |
                   (p->opts.profile_memory ? SP__DUMP_PROFILE_MEMORY : 0) |
                   (p->opts.with_flops ? SP__DUMP_WITH_FLOPS : 0) |
-                  (p->opts.with_stack ? SP__DUMP_WITH_STACK : 0);
+                  (p->opts.with_stack ? SP__DUMP_WITH_STACK : 0) |
+                  (p->opts.overwrite_oldest ? SP__DUMP_OVERWRITE_OLDEST : 0);
     read_process_name(info->process_name, sizeof info->process_name);
 }
 
@@ -207,6 +208,7 @@ static sp_status prepare(sp_profiler *p)
     p->busy_reported = 0;
     prepare_gpu(p);
     sp__record_set_cap(p->opts.buffer_cap_bytes);
+    sp__record_set_overwrite(p->opts.overwrite_oldest);
     sp__record_set_memory(p->opts.profile_memory);
     sp__record_set_active(1);
     if (p->opts.save_on_crash) arm_crash(p);
@@ -247,6 +249,7 @@ static void fill_meta(const sp_profiler *p, sp__span_meta *m)
     m->profile_memory = p->opts.profile_memory;
     m->with_flops = p->opts.with_flops;
     m->with_stack = p->opts.with_stack;
+    m->overwrite_oldest = p->opts.overwrite_oldest;
     m->pid = (int64_t)getpid();
     read_process_name(m->process_name, sizeof m->process_name);
 }

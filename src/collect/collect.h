@@ -106,6 +106,7 @@ typedef struct sp__thread {
 /* Metadata copied from the profiler's options and the process. */
 typedef struct sp__span_meta {
     int record_shapes, profile_memory, with_flops, with_stack;
+    int overwrite_oldest; /* the cap's policy: drops are the oldest events */
     int64_t pid;
     char process_name[64];
     /* CPU utilisation over the span (semantics.md §8), as fractions. */

@@ -4,9 +4,10 @@
  * begin order, which is start order with parents before children, and the
  * nesting pass (tree.c) needs no sort. Ranges added whole (sp_range_add,
  * recorded when they end) are kept aside and merged in at the thread's end.
- * An end with nothing open is counted and skipped, and a range still open
- * when the span ends is closed at the span end, flagged UNCLOSED and
- * counted. Ticks become CLOCK_REALTIME nanoseconds here, off the hot path.
+ * An end with nothing open is counted and skipped (unless its begin was
+ * overwritten at the memory cap, ring.c: that loss is counted already as a
+ * drop), and a range still open when the span ends is closed at the span
+ * end, flagged UNCLOSED and counted. Ticks become CLOCK_REALTIME nanoseconds here, off the hot path.
  * Threads whose id was reused by the OS are merged into one track. */
 #include "collect.h"
 #include "utf8.h"
@@ -25,6 +26,7 @@ typedef struct collector {
     sp__event *added;  /* the thread's sp_range_add ranges, merged at its end */
     size_t added_count, added_cap;
     uint64_t ticks; /* time of the event before the one being taken */
+    uint64_t lost_open; /* ends still due to begins the ring overwrote */
     size_t threads_cap;
     int failed;
     /* Saved records (sp__collect_saved): static name pointers are resolved
@@ -171,6 +173,7 @@ static int begin_thread(collector *c, sp__tbuf *tb)
     c->thread->name = sp__names_from_bytes(&r->names, tb->name, strnlen(tb->name, sizeof tb->name));
     c->depth = 0;
     c->added_count = 0;
+    c->lost_open = tb->span_lost_open;
     return 0;
 }
 
@@ -243,7 +246,9 @@ static void take_event(collector *c, const sp__word *w)
         open_range(c, payload_name(c, w + SP__BEGIN_WORDS, SP__REC_LOW(head)), type, w[1]);
         break;
     case SP__REC_END:
-        if (c->depth == 0)
+        if (c->depth == 0 && c->lost_open > 0)
+            c->lost_open--; /* its begin was overwritten and counted as dropped */
+        else if (c->depth == 0)
             c->r->counters[SP_COUNTER_UNMATCHED_ENDS]++;
         else
             close_range(c, to_real(c, sp__event_ticks(w, c->ticks)), 0);

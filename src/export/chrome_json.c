@@ -502,6 +502,7 @@ static void put_header(writer *w, const char *path)
     if (r->meta.record_shapes) sp__buf_puts(w->b, "\"record_shapes\":\"1\",");
     if (r->meta.profile_memory) sp__buf_puts(w->b, "\"profile_memory\":\"1\",");
     if (r->meta.with_flops) sp__buf_puts(w->b, "\"with_flops\":\"1\",");
+    if (r->meta.overwrite_oldest) sp__buf_puts(w->b, "\"overwrite_oldest\":\"1\",");
     sp__buf_printf(w->b, "\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":%lld,\n\"traceEvents\":[\n",
                    (long long)w->base_ns);
 }

@@ -530,7 +530,8 @@ static int put_header(writer *w)
     m.stepprof_options = (r->meta.record_shapes ? SP__PB_OPT_RECORD_SHAPES : 0) |
                          (r->meta.profile_memory ? SP__PB_OPT_PROFILE_MEMORY : 0) |
                          (r->meta.with_flops ? SP__PB_OPT_WITH_FLOPS : 0) |
-                         (r->meta.with_stack ? SP__PB_OPT_WITH_STACK : 0);
+                         (r->meta.with_stack ? SP__PB_OPT_WITH_STACK : 0) |
+                         (r->meta.overwrite_oldest ? SP__PB_OPT_OVERWRITE_OLDEST : 0);
     m.has_stepprof_cpu_process = m.has_stepprof_cpu_system = 1;
     m.stepprof_cpu_process = r->meta.cpu_process;
     m.stepprof_cpu_system = r->meta.cpu_system;

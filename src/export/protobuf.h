@@ -39,7 +39,8 @@ enum {
     SP__PB_OPT_RECORD_SHAPES = 1,
     SP__PB_OPT_PROFILE_MEMORY = 2,
     SP__PB_OPT_WITH_FLOPS = 4,
-    SP__PB_OPT_WITH_STACK = 8
+    SP__PB_OPT_WITH_STACK = 8,
+    SP__PB_OPT_OVERWRITE_OLDEST = 16
 };
 
 /* protobuf-c allocations go through sp__alloc (failure injection, one heap). */

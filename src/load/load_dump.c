@@ -322,6 +322,7 @@ static sp_status check_meta(const dump *d, sp__saved_span *span)
     meta->profile_memory = (m->flags & SP__DUMP_PROFILE_MEMORY) != 0;
     meta->with_flops = (m->flags & SP__DUMP_WITH_FLOPS) != 0;
     meta->with_stack = (m->flags & SP__DUMP_WITH_STACK) != 0;
+    meta->overwrite_oldest = (m->flags & SP__DUMP_OVERWRITE_OLDEST) != 0;
     meta->pid = m->pid;
     memcpy(meta->process_name, m->process_name, sizeof meta->process_name - 1);
     return SP_OK;

@@ -542,6 +542,8 @@ static int read_top(jloader *l)
             rc = read_flag(l, &r->meta.profile_memory);
         } else if (strcmp(l->key, "with_flops") == 0) {
             rc = read_flag(l, &r->meta.with_flops);
+        } else if (strcmp(l->key, "overwrite_oldest") == 0) {
+            rc = read_flag(l, &r->meta.overwrite_oldest);
         } else {
             rc = sp__jlex_skip(lx);
         }

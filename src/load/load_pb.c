@@ -438,6 +438,7 @@ static void restore_header(loader *l, const sp__pb_trees *m, int *keep_counters)
     r->meta.profile_memory = (o & SP__PB_OPT_PROFILE_MEMORY) != 0;
     r->meta.with_flops = (o & SP__PB_OPT_WITH_FLOPS) != 0;
     r->meta.with_stack = (o & SP__PB_OPT_WITH_STACK) != 0;
+    r->meta.overwrite_oldest = (o & SP__PB_OPT_OVERWRITE_OLDEST) != 0;
     if (m->n_device_property) {
         r->device_props = sp__alloc(sizeof *r->device_props * m->n_device_property);
         if (!r->device_props) l->b.failed = 1;

@@ -58,7 +58,8 @@ enum {
     SP__DUMP_PROFILE_MEMORY = 2,
     SP__DUMP_WITH_FLOPS = 4,
     SP__DUMP_WITH_STACK = 8,
-    SP__DUMP_STREAMED = 16 /* appended during the span: may end without END */
+    SP__DUMP_STREAMED = 16, /* appended during the span: may end without END */
+    SP__DUMP_OVERWRITE_OLDEST = 32
 };
 
 /* Every field is 8-byte aligned, so the layout has no padding. */

@@ -10,11 +10,12 @@
  * nothing under copy-on-write. They stay reachable from a static list so
  * that leak checkers do not report them.
  *
- * The prepare handler takes the registry, pool and reader locks (in the
- * order the code nests them: registry, then pool; the reader lock is never
- * held with either), so the child's copies are consistent and unlocked. The
- * handlers are registered once, from sp__clock_init, which every path that
- * can record or create a profiler runs first. */
+ * The prepare handler takes the registry, stream cursor, pool and reader
+ * locks (in the order the code nests them: registry, then cursor or pool;
+ * the reader lock is never held with the others), so the child's copies are
+ * consistent and unlocked. The handlers are registered once, from
+ * sp__clock_init, which every path that can record or create a profiler
+ * runs first. */
 #include "chunks.h"
 #include "fork.h"
 #include "reader.h"
@@ -32,6 +33,7 @@ unsigned sp__record_fork_generation(void)
 static void before_fork(void)
 {
     sp__threads_lock();
+    sp__stream_fork_lock();
     sp__chunks_fork_lock();
     sp__reader_fork_lock();
 }
@@ -40,6 +42,7 @@ static void in_parent(void)
 {
     sp__reader_fork_unlock();
     sp__chunks_fork_unlock();
+    sp__stream_fork_unlock();
     sp__threads_unlock();
 }
 

@@ -18,6 +18,10 @@ void sp__threads_lock(void);
 void sp__threads_unlock(void);
 void sp__threads_fork_child(void);
 
+/* stream.c: the lock of the stream's cursors. */
+void sp__stream_fork_lock(void);
+void sp__stream_fork_unlock(void);
+
 /* chunks.c: the pool lock, and forgetting the pool and the memory count. */
 void sp__chunks_fork_lock(void);
 void sp__chunks_fork_unlock(void);

@@ -4,7 +4,9 @@
  * no allocation. Everything unusual (first event of a thread, full chunk,
  * memory cap, bad arguments) goes to a slow path out of line.
  *
- * At the memory cap the thread enters dropping mode. Invariant: while
+ * At the memory cap, under the overwrite policy, a chunk switch takes the
+ * oldest chunk over all threads instead (ring.c); when none can be taken,
+ * or without that policy, the thread enters dropping mode. Invariant: while
  * dropped_open > 0 the thread stays in dropping mode, so every end seen then
  * belongs to a dropped begin (ranges are LIFO per thread); ends of kept ranges
  * go into the chunk's reserve, so kept ranges keep their ends.
@@ -15,6 +17,7 @@
  * room from the chunk itself. */
 #include "chunks.h"
 #include "reader.h"
+#include "ring.h"
 #include "threads.h"
 
 #include <math.h>
@@ -71,15 +74,26 @@ static void follow_reader(int reading)
     set_limits(tb);
 }
 
-/* Moves the thread to a new chunk with room for n words; 0 if none. */
+static int holds(size_t bytes, size_t n)
+{
+    return (bytes - sizeof(sp__chunk)) / sizeof(sp__word) >= n + SP__END_RESERVE;
+}
+
+/* Moves the thread to a new chunk with room for n words; 0 if none. Near
+ * the cap a smaller chunk than the next size may still fit. */
 static int switch_chunk(sp__tbuf *tb, size_t n)
 {
     size_t bytes = sp__chunk_next_bytes(tb->cur);
-    while (bytes < SP__CHUNK_MAX_BYTES &&
-           (bytes - sizeof(sp__chunk)) / sizeof(sp__word) < n + SP__END_RESERVE)
+    while (bytes < SP__CHUNK_MAX_BYTES && !holds(bytes, n))
         bytes *= 2;
     sp__chunk *c = sp__chunk_acquire(bytes);
+    while (!c && bytes > SP__CHUNK_MIN_BYTES && holds(bytes / 2, n)) {
+        bytes /= 2;
+        c = sp__chunk_acquire(bytes);
+    }
+    if (!c && sp__ring_on()) c = sp__ring_take();
     if (!c) return 0;
+    c->start_ticks = sp__ticks();
     sp__word *pos = atomic_load_explicit(&tb->pos, memory_order_relaxed);
     atomic_store_explicit(&tb->cur->sealed_end, pos, memory_order_relaxed);
     atomic_store_explicit(&tb->cur->next, c, memory_order_release);

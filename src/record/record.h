@@ -97,6 +97,7 @@ typedef struct sp__chunk {
     _Atomic(sp__word *) sealed_end;  /* last written position, set before next */
     size_t cap;                     /* words */
     size_t bytes;                   /* allocation size, counted in the cap */
+    uint64_t start_ticks;           /* when its writer took it: its age (ring.c) */
     sp__word words[];
 } sp__chunk;
 
@@ -121,6 +122,14 @@ typedef struct sp__tbuf {
     uint64_t misuse_seen;
     uint64_t span_dropped;  /* drops in the span being drained */
     uint64_t span_misuse;
+    /* Overwrite policy (ring.c), changed under the registry lock: events of
+     * this thread lost to another chunk's reuse since the last drain (read by
+     * the stream without the lock), and how many of their begins were still
+     * open, whose ends are yet to come; span_lost_open is that number at
+     * the start of the drain, for the collector. */
+    _Atomic uint64_t overwritten;
+    uint64_t lost_open;
+    uint64_t span_lost_open;
 
     uint64_t tid;
     char name[64];
@@ -137,6 +146,10 @@ typedef void (*sp__drain_fn)(void *ctx, sp__tbuf *thread, const sp__word *words,
 
 /* Sets the cap on chunk memory over all threads (bytes). */
 void sp__record_set_cap(size_t cap_bytes);
+
+/* Chooses what happens at the memory cap: drop new events (0, the
+ * default) or overwrite the oldest chunk of events over all threads (1). */
+void sp__record_set_overwrite(int on);
 
 /* Turns recording of sp_memory_event calls on or off (profile_memory). */
 void sp__record_set_memory(int on);

@@ -10,17 +10,23 @@
  * dump (crash.c), written at a crash as without streaming, replaces the
  * streamed file by rename.
  *
- * Invariant: the recording threads are never blocked or slowed. The thread
- * reads each buffer as the crash handler does: the published position with
- * an acquire load, then only the words before it, which the writer never
- * changes again. Chunks and thread buffers are freed or recycled only by a
- * drain (threads.c drain_thread, free_thread), and every drain of a span
+ * Invariant: the recording threads are never blocked or slowed, except
+ * that a ring take (ring.c) may wait for one chunk's copy. The thread reads
+ * each buffer as the crash handler does: the published position with an
+ * acquire load, then only the words before it, which the writer never
+ * changes again. Chunks and thread buffers are freed only by a drain
+ * (threads.c drain_thread, free_thread), and every drain of a span
  * (collection, discard, release) comes after sp__stream_stop, so what the
- * thread reads stays allocated. The registry only grows at its head during
- * a span, so threads seen before stay in the same order behind it. The
- * thread takes its own `pass_lock`, which no recording thread takes, and
- * briefly the registry lock, which recording threads take only to register
- * (see_new_threads), never on the hot path. */
+ * thread reads stays allocated. A chunk is reused during a span only by a
+ * ring take, which moves the cursor of a stream still inside it
+ * (sp__stream_forget_chunk); `cursor_lock` covers the cursors and each
+ * chunk's copy, so a chunk is never reused while it is being copied. The
+ * registry only grows at its head during a span, so threads seen before
+ * stay in the same order behind it. The thread takes its own `pass_lock`,
+ * which no recording thread takes, `cursor_lock`, and briefly the registry
+ * lock, which recording threads take only to register (see_new_threads) and
+ * for a ring take, never on the hot path. Lock order: registry, then
+ * cursor. */
 #define _GNU_SOURCE
 #include "stream.h"
 #include "dump_write.h"
@@ -45,6 +51,7 @@ typedef struct seen_thread {
 } seen_thread;
 
 static pthread_mutex_t pass_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t cursor_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake_cond;
 static pthread_t thread;
@@ -127,19 +134,24 @@ static void see_new_threads(void)
         fresh++;
     sp__threads_unlock();
     if (fresh == 0) return;
+    size_t cap = seen_cap;
+    seen_thread *grown = NULL;
     if (seen_count + fresh > seen_cap) {
-        size_t cap = seen_cap ? seen_cap : 16;
+        cap = seen_cap ? seen_cap : 16;
         while (cap < seen_count + fresh)
             cap *= 2;
-        seen_thread *grown = sp__alloc(cap * sizeof *grown);
+        grown = sp__alloc(cap * sizeof *grown);
         if (!grown) return; /* tried again at the next pass */
+    }
+    size_t i = seen_count + fresh;
+    sp__threads_lock();
+    pthread_mutex_lock(&cursor_lock);
+    if (grown) {
         if (seen_count) memcpy(grown, seen, seen_count * sizeof *seen);
         sp__free(seen);
         seen = grown;
         seen_cap = cap;
     }
-    size_t i = seen_count + fresh;
-    sp__threads_lock();
     for (sp__tbuf *tb = head; tb && tb != seen_head; tb = tb->next_thread) {
         seen_thread *s = &seen[--i];
         s->tb = tb;
@@ -148,10 +160,23 @@ static void see_new_threads(void)
         while (s->chunk && !sp__dump_in_chunk(s->chunk, s->pos))
             s->chunk = atomic_load_explicit(&s->chunk->next, memory_order_acquire);
     }
-    sp__threads_unlock();
-    for (i = seen_count; i < seen_count + fresh; i++) sp__dump_thread_section(&out, seen[i].tb, 0);
+    size_t first_fresh = seen_count;
     seen_count += fresh;
+    pthread_mutex_unlock(&cursor_lock);
+    sp__threads_unlock();
+    for (i = first_fresh; i < seen_count; i++) sp__dump_thread_section(&out, seen[i].tb, 0);
     seen_head = head;
+}
+
+void sp__stream_forget_chunk(const sp__tbuf *tb, const sp__chunk *chunk, sp__chunk *next)
+{
+    pthread_mutex_lock(&cursor_lock);
+    for (size_t i = 0; i < seen_count; i++) {
+        if (seen[i].tb != tb || seen[i].chunk != chunk) continue;
+        seen[i].chunk = next;
+        seen[i].pos = next->words;
+    }
+    pthread_mutex_unlock(&cursor_lock);
 }
 
 static void put_more(size_t index, const sp__word *from, const sp__word *stop)
@@ -159,7 +184,8 @@ static void put_more(size_t index, const sp__word *from, const sp__word *stop)
     const sp__tbuf *tb = seen[index].tb;
     sp__dump_more m;
     m.thread = index;
-    m.dropped = atomic_load_explicit(&tb->dropped, memory_order_relaxed) - tb->dropped_seen;
+    m.dropped = atomic_load_explicit(&tb->dropped, memory_order_relaxed) - tb->dropped_seen +
+                atomic_load_explicit(&tb->overwritten, memory_order_relaxed);
     m.misuse = atomic_load_explicit(&tb->misuse, memory_order_relaxed) - tb->misuse_seen;
     size_t bytes = (size_t)(stop - from) * sizeof(sp__word);
     sp__dump_section(&out, SP__DUMP_MORE, sizeof m + bytes);
@@ -168,24 +194,38 @@ static void put_more(size_t index, const sp__word *from, const sp__word *stop)
     put_new_names(from, stop);
 }
 
-/* Writes what one thread published since its last pass, chunk by chunk. */
-static void put_thread_news(size_t index)
+/* Copies what the thread's cursor chunk holds past the cursor, up to
+ * `published`, and moves the cursor on. Returns 1 if the next chunk is to be
+ * read too. Called with cursor_lock held. */
+static int put_chunk_news(size_t index, sp__word *published)
 {
     seen_thread *s = &seen[index];
-    if (!s->chunk) return;
-    sp__word *published = atomic_load_explicit(&s->tb->pos, memory_order_acquire);
-    for (int hops = 0; hops < 1 << 20; hops++) {
-        int last = sp__dump_in_chunk(s->chunk, published);
-        sp__word *stop =
-            last ? published : atomic_load_explicit(&s->chunk->sealed_end, memory_order_acquire);
-        if (!stop || !sp__dump_in_chunk(s->chunk, stop) || stop < s->pos) return;
-        if (stop > s->pos) put_more(index, s->pos, stop);
-        s->pos = stop;
-        if (last) return;
-        sp__chunk *next = atomic_load_explicit(&s->chunk->next, memory_order_acquire);
-        if (!next) return;
-        s->chunk = next;
-        s->pos = next->words;
+    if (!s->chunk) return 0;
+    int last = sp__dump_in_chunk(s->chunk, published);
+    sp__word *stop = last ? published : atomic_load_explicit(&s->chunk->sealed_end, memory_order_acquire);
+    if (!stop || !sp__dump_in_chunk(s->chunk, stop) || stop < s->pos) return 0;
+    if (stop > s->pos) put_more(index, s->pos, stop);
+    s->pos = stop;
+    if (last) return 0;
+    sp__chunk *next = atomic_load_explicit(&s->chunk->next, memory_order_acquire);
+    if (!next) return 0;
+    s->chunk = next;
+    s->pos = next->words;
+    return 1;
+}
+
+/* Writes what one thread published since its last pass, chunk by chunk,
+ * letting ring takes in between chunks. */
+static void put_thread_news(size_t index)
+{
+    pthread_mutex_lock(&cursor_lock);
+    sp__word *published = atomic_load_explicit(&seen[index].tb->pos, memory_order_acquire);
+    int more = put_chunk_news(index, published);
+    pthread_mutex_unlock(&cursor_lock);
+    for (int hops = 0; more && hops < 1 << 20; hops++) {
+        pthread_mutex_lock(&cursor_lock);
+        more = put_chunk_news(index, published);
+        pthread_mutex_unlock(&cursor_lock);
     }
 }
 
@@ -257,11 +297,14 @@ static void forget(void)
         if (out.probe[i] >= 0) close(out.probe[i]);
         out.probe[i] = -1;
     }
+    pthread_mutex_lock(&cursor_lock);
     sp__free(seen);
-    sp__free(names);
     seen = NULL;
+    seen_count = seen_cap = 0;
+    pthread_mutex_unlock(&cursor_lock);
+    sp__free(names);
     names = NULL;
-    seen_count = seen_cap = names_count = names_cap = 0;
+    names_count = names_cap = 0;
     seen_head = NULL;
     sp__dump_reset(&out);
 }
@@ -355,6 +398,10 @@ void sp__stream_stop(void)
         unlink(path_now);
     forget();
 }
+
+void sp__stream_fork_lock(void) { pthread_mutex_lock(&cursor_lock); }
+
+void sp__stream_fork_unlock(void) { pthread_mutex_unlock(&cursor_lock); }
 
 int sp__stream_flush(void)
 {

@@ -8,6 +8,7 @@
 #define SP_RECORD_STREAM_H
 
 #include "crash.h"
+#include "record.h"
 
 #include <stddef.h>
 
@@ -29,6 +30,12 @@ int sp__stream_start(const char *path, const sp__crash_info *info, const sp__syn
  * no stream runs; in a forked child it only forgets the parent's stream.
  * Threads: not concurrently with sp__stream_start. */
 void sp__stream_stop(void);
+
+/* ring.c, with the registry lock held: `chunk` of tb, whose successor is
+ * `next`, is about to be reused; a stream cursor inside it moves to the
+ * start of `next` (the words it had not copied are lost, and counted as
+ * overwritten), and this waits for a copy of it in progress. */
+void sp__stream_forget_chunk(const sp__tbuf *tb, const sp__chunk *chunk, sp__chunk *next);
 
 /* Runs one streaming pass now, as the thread does each period (tests).
  * Returns 0 when the pass is on disk. */

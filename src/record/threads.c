@@ -19,6 +19,23 @@
 _Thread_local sp__tbuf *sp__tls_tbuf;
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Whether this thread holds registry_lock, so that a ring take from a signal
+ * handler on it gives up instead of deadlocking; and whether a drain holds
+ * it, which may take long, so that a ring take does not wait for it. */
+static _Thread_local int holding_registry;
+static _Atomic int draining;
+
+static void lock_registry(void)
+{
+    pthread_mutex_lock(&registry_lock);
+    holding_registry = 1;
+}
+
+static void unlock_registry(void)
+{
+    holding_registry = 0;
+    pthread_mutex_unlock(&registry_lock);
+}
 /* Events of threads whose buffer could not be allocated: they have nowhere
  * to count their own drops, so they are counted here. */
 static _Atomic uint64_t orphan_drops;
@@ -72,10 +89,10 @@ sp__tbuf *sp__thread_register(void)
     tb->read_ticks = sp__ticks(); /* the base that restores the first end's high bits */
     tb->tid = (uint64_t)syscall(SYS_gettid);
     prctl(PR_GET_NAME, tb->name, 0, 0, 0);
-    pthread_mutex_lock(&registry_lock);
+    lock_registry();
     tb->next_thread = registry;
     registry = tb;
-    pthread_mutex_unlock(&registry_lock);
+    unlock_registry();
     pthread_setspecific(exit_key, tb);
     sp__tls_tbuf = tb;
     return tb;
@@ -145,7 +162,8 @@ void sp__record_drain(uint64_t end_ticks, sp__drain_fn fn, void *ctx, uint64_t *
                       uint64_t *misuse)
 {
     uint64_t total_dropped = 0, total_misuse = 0;
-    pthread_mutex_lock(&registry_lock);
+    lock_registry();
+    atomic_store_explicit(&draining, 1, memory_order_relaxed);
     sp__tbuf **link = &registry;
     while (*link) {
         sp__tbuf *tb = *link;
@@ -153,14 +171,20 @@ void sp__record_drain(uint64_t end_ticks, sp__drain_fn fn, void *ctx, uint64_t *
         if (!exited) read_thread_name(tb->tid, tb->name, sizeof tb->name);
         uint64_t d = atomic_load_explicit(&tb->dropped, memory_order_relaxed);
         uint64_t m = atomic_load_explicit(&tb->misuse, memory_order_relaxed);
-        tb->span_dropped = d - tb->dropped_seen;
+        tb->span_dropped = d - tb->dropped_seen +
+                           atomic_exchange_explicit(&tb->overwritten, 0, memory_order_relaxed);
         tb->span_misuse = m - tb->misuse_seen;
+        tb->span_lost_open = tb->lost_open;
         tb->dropped_seen = d;
         tb->misuse_seen = m;
         total_dropped += tb->span_dropped;
         total_misuse += tb->span_misuse;
         int complete = drain_thread(tb, end_ticks, fn, ctx);
         if (fn) fn(ctx, tb, NULL, 0, 0);
+        /* Ends of overwritten begins not reached by now fall in a later span,
+         * where, like any end whose begin was in an earlier span, they count
+         * as unmatched. */
+        tb->lost_open = 0;
         if (exited && complete) {
             *link = tb->next_thread;
             free_thread(tb);
@@ -168,7 +192,8 @@ void sp__record_drain(uint64_t end_ticks, sp__drain_fn fn, void *ctx, uint64_t *
             link = &tb->next_thread;
         }
     }
-    pthread_mutex_unlock(&registry_lock);
+    atomic_store_explicit(&draining, 0, memory_order_relaxed);
+    unlock_registry();
     if (dropped) *dropped = total_dropped;
     if (misuse) *misuse = total_misuse;
 }
@@ -181,9 +206,20 @@ sp__tbuf *sp__threads_first(void) { return __atomic_load_n(&registry, __ATOMIC_A
 
 void sp__record_discard(void) { sp__record_drain(UINT64_MAX, NULL, NULL, NULL, NULL); }
 
-void sp__threads_lock(void) { pthread_mutex_lock(&registry_lock); }
+void sp__threads_lock(void) { lock_registry(); }
 
-void sp__threads_unlock(void) { pthread_mutex_unlock(&registry_lock); }
+void sp__threads_unlock(void) { unlock_registry(); }
+
+int sp__threads_lock_for_ring(void)
+{
+    if (holding_registry) return 0;
+    if (pthread_mutex_trylock(&registry_lock) != 0) {
+        if (atomic_load_explicit(&draining, memory_order_relaxed)) return 0;
+        pthread_mutex_lock(&registry_lock);
+    }
+    holding_registry = 1;
+    return 1;
+}
 
 /* In a forked child (fork.c): forgets every buffer of the parent, the forking
  * thread's own included, so that the child's threads register afresh. The
