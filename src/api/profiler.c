@@ -10,6 +10,7 @@
 #include "cpu_util.h"
 #include "crash.h"
 #include "fork.h"
+#include "gpu_fork.h"
 #include "stream.h"
 #include "timer.h"
 
@@ -393,6 +394,7 @@ sp_status sp_profiler_create(const sp_options *opts, sp_profiler **out)
     }
     sp__clock_init(); /* also registers the recording stage's fork handlers */
     pthread_once(&fork_once, register_fork_handlers);
+    sp__gpu_fork_init(); /* after the handlers above: its prepare handler runs first */
     p->fork_gen = sp__record_fork_generation();
     p->opts = *opts;
     p->opts.on_trace_ready = h;

@@ -4,6 +4,7 @@
  * its own steps. Reader costs, the outermost Dataloader ranges of the thread
  * that started the timers (reader.c), feed the timer on top. */
 #include "api.h"
+#include "fork.h"
 #include "reader.h"
 #include "timer.h"
 
@@ -14,6 +15,16 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static sp__timer *stack[MAX_TIMERS];
 static int depth;
+
+/* fork() (record/fork.c): the lock is taken around it, inside the reader's;
+ * the child's stack is empty, since the timers on it belong to profilers
+ * that are inert there. */
+static void fork_lock(void) { pthread_mutex_lock(&lock); }
+static void fork_unlock(void) { pthread_mutex_unlock(&lock); }
+static void fork_child(void) { depth = 0; }
+static const sp__fork_hook fork_hook = {fork_lock, fork_unlock, fork_child};
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static void add_fork_hook(void) { sp__record_fork_hook(&fork_hook); }
 
 static void on_reader(void *ctx, uint64_t reader_id, int64_t begin_ns, int64_t end_ns)
 {
@@ -28,6 +39,7 @@ int64_t sp__timer_now_ns(void) { return (int64_t)sp__clock_raw_ns(CLOCK_MONOTONI
 
 void sp__timer_push(sp__timer *t)
 {
+    pthread_once(&fork_once, add_fork_hook);
     sp__timer_start(t, sp__timer_now_ns());
     pthread_mutex_lock(&lock);
     if (depth < MAX_TIMERS) stack[depth++] = t; /* deeper nesting is not timed */

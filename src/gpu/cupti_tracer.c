@@ -9,6 +9,8 @@
  * pool. A background thread (cupti_flusher.c) flushes completed buffers
  * about once a second; take and discard synchronise the devices and force a
  * flush first.
+ * In a child forked from a process that had loaded CUDA, every call
+ * answers at once without touching CUPTI or a lock (gpu_fork.c).
  * Locks: `control` serialises prepare/discard/take/release and may be held
  * across CUPTI flushes; `store_lock` and `pool_lock` are taken by CUPTI's
  * callbacks and are never held while calling a CUPTI flush. */
@@ -18,6 +20,7 @@
 #include "clock.h"
 #include "cupti_load.h"
 #include "cupti_records.h"
+#include "gpu_fork.h"
 #include "sys.h"
 
 #include <pthread.h>
@@ -287,6 +290,8 @@ static int guarded(int (*step)(char *, size_t), char *why, size_t why_size)
 {
     char local[WHY_BYTES];
     if (!why || why_size == 0) why = local, why_size = sizeof local;
+    if (sp__gpu_fork_refuses(why, why_size)) return -1;
+    sp__gpu_fork_touch();
     pthread_mutex_lock(&control);
     int rc = 0;
     if (atomic_load(&active))
@@ -333,6 +338,7 @@ static void sync_and_flush(void)
 
 void sp__gpu_discard(void)
 {
+    if (!sp__gpu_fork_usable()) return;
     pthread_mutex_lock(&control);
     if (g.registered) {
         sync_and_flush();
@@ -347,6 +353,7 @@ void sp__gpu_discard(void)
 int sp__gpu_take(sp__gpu_batch *out)
 {
     memset(out, 0, sizeof *out);
+    if (!sp__gpu_fork_usable()) return 0;
     pthread_mutex_lock(&control);
     if (!g.registered) {
         pthread_mutex_unlock(&control);
@@ -393,6 +400,7 @@ void sp__gpu_batch_free(sp__gpu_batch *b)
 
 void sp__gpu_release(void)
 {
+    if (!sp__gpu_fork_usable()) return;
     pthread_mutex_lock(&control);
     if (atomic_load(&active)) {
         atomic_store(&active, 0);
@@ -402,6 +410,6 @@ void sp__gpu_release(void)
     pthread_mutex_unlock(&control);
 }
 
-int sp__gpu_active(void) { return atomic_load(&active); }
+int sp__gpu_active(void) { return sp__gpu_fork_usable() && atomic_load(&active); }
 
 #endif /* SP_HAVE_CUPTI */

@@ -27,9 +27,22 @@ void sp__chunks_fork_lock(void);
 void sp__chunks_fork_unlock(void);
 void sp__chunks_fork_child(void);
 
-/* reader.c: the benchmark timer's watch lock. The watch itself is kept: the
- * timer stack it feeds belongs to the profiler layer. */
+/* reader.c: the benchmark timer's watch lock, and stopping the watch in the
+ * child (the timers it fed are the parent's). */
 void sp__reader_fork_lock(void);
 void sp__reader_fork_unlock(void);
+void sp__reader_fork_child(void);
+
+/* A later stage's lock that nests inside the reader lock (the benchmark
+ * timer stack's, which the reader's callback takes), taken last before a
+ * fork; `child` resets that stage's state in the child, lock held. */
+typedef struct sp__fork_hook {
+    void (*lock)(void);
+    void (*unlock)(void);
+    void (*child)(void);
+} sp__fork_hook;
+
+/* Adds a hook (at most 4, each once; the hook must stay valid). */
+void sp__record_fork_hook(const sp__fork_hook *hook);
 
 #endif

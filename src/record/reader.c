@@ -73,3 +73,12 @@ int sp__reader_on_end(void)
 void sp__reader_fork_lock(void) { pthread_mutex_lock(&watch_lock); }
 
 void sp__reader_fork_unlock(void) { pthread_mutex_unlock(&watch_lock); }
+
+void sp__reader_fork_child(void)
+{
+    watch_fn = NULL;
+    watch_ctx = NULL;
+    atomic_store(&watching, 0);
+    __atomic_fetch_and(&sp__host_active, ~2, __ATOMIC_RELEASE);
+    open_reader.depth = 0; /* the forking thread's, now the child's only thread */
+}

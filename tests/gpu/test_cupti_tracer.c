@@ -8,7 +8,10 @@
 #include "check.h"
 #include "gpu.h"
 
+#include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static void test_cupti_tracer_calls_before_prepare_are_harmless(void)
 {
@@ -88,10 +91,40 @@ static void test_cupti_tracer_calls_after_failed_prepare_are_harmless(void)
     CHECK_EQ(0, sp__gpu_active());
 }
 
+/* A child forked after the recorder was used keeps away from it: prepare
+ * and probe refuse with the fork line (in a build with CUPTI), and take,
+ * discard and release do nothing. The child leaves through _exit. */
+static void test_cupti_tracer_forked_child_keeps_away(void)
+{
+    char why[512];
+    if (sp__gpu_probe(why, sizeof why) == 0) return; /* a GPU host: the parent keeps it */
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(20);
+        char line[512] = "";
+        int ok = sp__gpu_prepare(line, sizeof line) == -1 && strncmp(line, SP__GPU_OFF, strlen(SP__GPU_OFF)) == 0;
+#ifdef SP_HAVE_CUPTI
+        ok = ok && strstr(line, "forked") != NULL && sp__gpu_probe(NULL, 0) == -1;
+#endif
+        sp__gpu_batch b;
+        ok = ok && sp__gpu_take(&b) == 0 && b.count == 0 && b.device_count == 0;
+        sp__gpu_discard();
+        sp__gpu_release();
+        ok = ok && !sp__gpu_active();
+        if (!ok) fprintf(stderr, "child: %s\n", line);
+        _exit(ok ? 0 : 1);
+    }
+    int status = -1;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int main(void)
 {
     RUN_TEST(test_cupti_tracer_calls_before_prepare_are_harmless);
     RUN_TEST(test_cupti_tracer_prepare_without_gpu_says_why);
     RUN_TEST(test_cupti_tracer_calls_after_failed_prepare_are_harmless);
+    RUN_TEST(test_cupti_tracer_forked_child_keeps_away);
     return TEST_SUMMARY();
 }

@@ -2,7 +2,9 @@
  * inherited profiler of profiler.c). The parent's trace holds exactly the
  * parent's events whatever the child records; the child's calls on the
  * inherited profiler return SP_ESTATE; a profiler the child creates records
- * the child's events only. Each child checks with the usual CHECK macros and
+ * the child's events only, and its benchmark timer times the child's own
+ * Dataloader ranges; forks that land while another thread starts and stops
+ * timers leave no lock held in the child. Each child checks with the usual CHECK macros and
  * leaves through _exit (status 0 when every check held), so a hang or a
  * crash in the child fails the parent's test. Children start no threads, as
  * ThreadSanitizer requires after a multi-threaded fork. */
@@ -18,6 +20,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static void quiet(sp_log_level level, const char *message, void *user)
@@ -265,6 +268,105 @@ static void child_forks_again(void *arg)
     sp_profiler_destroy(p);
 }
 
+static sp_profiler *start_timer_only(void)
+{
+    sp_options o;
+    sp_options_init(&o);
+    o.on_trace_ready = sp_handler_none();
+    o.log = quiet;
+    o.timer_only = true;
+    sp_profiler *p = NULL;
+    CHECK_OK(sp_profiler_create(&o, &p));
+    CHECK_OK(sp_profiler_start(p));
+    return p;
+}
+
+static void spin_ms(int ms)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+}
+
+/* A profiler of the child's own times the child's Dataloader ranges. */
+static void child_times_its_reader(void *arg)
+{
+    (void)arg;
+    sp_profiler *p = start_timer_only();
+    for (int i = 0; i < 3; i++) {
+        sp_range_begin(SP_EVENT_DATALOADER, "child-loader");
+        spin_ms(2);
+        sp_range_end();
+        CHECK_OK(sp_profiler_step(p, 1));
+    }
+    char info[256] = "";
+    double reader_cost = 0;
+    CHECK_OK(sp_profiler_step_info(p, NULL, info, sizeof info));
+    CHECK_EQ(1, sscanf(info, " reader_cost: %lf", &reader_cost));
+    CHECK(reader_cost >= 0.0015); /* each step waited 2 ms for its loader */
+    sp_profiler_destroy(p);
+}
+
+static void *start_timer_on_this_thread(void *arg)
+{
+    *(sp_profiler **)arg = start_timer_only();
+    return NULL;
+}
+
+/* The parent's benchmark timer was started on a thread the child does not
+ * have: the child's timer stack and Dataloader watch start empty, so its own
+ * profiler's timer watches the child's thread. */
+static void test_fork_child_benchmark_timer_starts_fresh(void)
+{
+    sp_profiler *parents = NULL;
+    pthread_t t;
+    pthread_create(&t, NULL, start_timer_on_this_thread, &parents);
+    pthread_join(t, NULL);
+    CHECK_EQ(0, in_child(child_times_its_reader, NULL));
+    sp_profiler_destroy(parents);
+}
+
+typedef struct timer_churn {
+    pthread_t thread;
+    _Atomic int stop;
+} timer_churn;
+
+/* Starts and stops benchmark timers (the timer stack's lock) nonstop. */
+static void *churn_timers(void *arg)
+{
+    timer_churn *c = arg;
+    while (!atomic_load(&c->stop)) {
+        sp_profiler *p = start_timer_only();
+        sp_range_begin(SP_EVENT_DATALOADER, "churn-loader");
+        sp_range_end();
+        sp_profiler_step(p, 1);
+        sp_profiler_destroy(p);
+    }
+    return NULL;
+}
+
+static void child_starts_a_timer(void *arg)
+{
+    (void)arg;
+    sp_profiler *p = start_timer_only();
+    CHECK_OK(sp_profiler_step(p, 1));
+    sp_profiler_destroy(p);
+}
+
+/* Forks while another thread takes the timer stack's and the reader's
+ * locks: the fork handlers hold them across fork(), so no child finds one
+ * locked (a child that hangs is killed by its alarm and fails). */
+static void test_fork_while_timers_start_and_stop(void)
+{
+    timer_churn c = {0};
+    pthread_create(&c.thread, NULL, churn_timers, &c);
+    for (int i = 0; i < 100; i++) CHECK_EQ(0, in_child(child_starts_a_timer, NULL));
+    atomic_store(&c.stop, 1);
+    pthread_join(c.thread, NULL);
+}
+
 static void test_fork_grandchild_is_clean_too(void)
 {
     sp_profiler *p = start_profiler(sp_handler_none(), NULL);
@@ -280,5 +382,7 @@ int main(void)
     RUN_TEST(test_fork_child_profiler_gets_its_own_trace);
     RUN_TEST(test_fork_child_destroys_inherited_profiler_with_busy_writer);
     RUN_TEST(test_fork_grandchild_is_clean_too);
+    RUN_TEST(test_fork_child_benchmark_timer_starts_fresh);
+    RUN_TEST(test_fork_while_timers_start_and_stop);
     return TEST_SUMMARY();
 }
