@@ -5,12 +5,14 @@
  * .json, then converts each into the other in a fresh process (this program
  * re-run with --convert), whose peak RSS above its starting RSS is compared
  * with the event data (N * sizeof(sp__event)). Also reports the protobuf
- * writer's and reader's speed and its bytes per event.
+ * writer's and reader's speed and its bytes per event, and the floor under
+ * the writer: write() of the same bytes into a fresh file.
  * Prints `metric convert_peak_rss_over_event_data <ratio> x` (the worse of
  * the two conversions), `metric protobuf_events_per_s`, `metric
  * protobuf_bytes_per_event`. Files go to /tmp and are removed. */
 #include "collect.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,34 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Seconds to write the bytes of file `from` (read first) into a new file
+ * `to` with 1 MiB write() calls and close it: the floor under any writer of
+ * that file on this machine. `to` is removed after. */
+static double write_floor(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb");
+    if (!in) return 1e-9;
+    fseek(in, 0, SEEK_END);
+    long size = ftell(in);
+    fseek(in, 0, SEEK_SET);
+    char *bytes = size > 0 ? malloc((size_t)size) : NULL;
+    size_t got = bytes ? fread(bytes, 1, (size_t)size, in) : 0;
+    fclose(in);
+    double t0 = now_s();
+    int fd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    for (size_t off = 0; fd >= 0 && off < got;) {
+        size_t n = got - off < ((size_t)1 << 20) ? got - off : (size_t)1 << 20;
+        ssize_t w = write(fd, bytes + off, n);
+        if (w <= 0) break;
+        off += (size_t)w;
+    }
+    if (fd >= 0) close(fd);
+    double s = now_s() - t0;
+    unlink(to);
+    free(bytes);
+    return s > 1e-9 ? s : 1e-9;
 }
 
 static long rss_kb(void)
@@ -152,6 +182,7 @@ int main(int argc, char **argv)
         return 1;
     }
     sp_result_release(r);
+    double floor_s = write_floor(pb, pb2);
     double pb_load, json_write, json_load, pb_write2;
     double grow_pb_json = run_convert(pb, json2, &pb_load, &json_write);
     double grow_json_pb = run_convert(json, pb2, &json_load, &pb_write2);
@@ -162,6 +193,8 @@ int main(int argc, char **argv)
            event_bytes / 1e6, events, sizeof(sp__event));
     printf("%-44s %10.2f s  %8.2f M events/s\n", "save .pb (sp_result_export_protobuf)", pb_write,
            (double)events / pb_write / 1e6);
+    printf("%-44s %10.2f s  %8.2f M events/s  (the save: %.2fx)\n", "write() of the same bytes (the floor)",
+           floor_s, (double)events / floor_s / 1e6, pb_write / floor_s);
     printf("%-44s %10.2f s  %8.2f M events/s\n", "load .pb (sp_result_load)", pb_load, (double)events / pb_load / 1e6);
     printf("%-44s %10.2f s  %8.2f M events/s\n", "load .json (streaming)", json_load,
            (double)events / json_load / 1e6);
@@ -175,6 +208,8 @@ int main(int argc, char **argv)
     printf("metric convert_peak_rss_over_event_data %.2f x\n", ratio);
     printf("metric protobuf_events_per_s %.0f events/s\n", (double)events / pb_write);
     printf("metric protobuf_bytes_per_event %.1f bytes\n", bpe);
+    printf("metric protobuf_write_floor_events_per_s %.0f events/s\n", (double)events / floor_s);
+    printf("metric protobuf_save_over_write_floor %.2f x\n", pb_write / floor_s);
     unlink(pb);
     unlink(json);
     unlink(pb2);
