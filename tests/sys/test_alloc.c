@@ -2,20 +2,24 @@
  * so this test makes the 1st, 2nd, ... Nth allocation of a whole profiling
  * cycle fail in turn (create, record on two threads, collect, export,
  * destroy) and checks that each failure gives an error code or a degraded
- * result, never a crash or a leak (the sanitizer build checks leaks). */
+ * result, never a crash or a leak (the sanitizer build checks leaks); also
+ * with the memory cap full under the overwrite policy. */
 #include "check.h"
 #include "stepprof/stepprof.h"
 #include "sys.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+static int pairs_per_call = 100;
+
 static void *record_some(void *arg)
 {
     (void)arg;
-    for (int i = 0; i < 100; i++) {
+    for (int i = 0; i < pairs_per_call; i++) {
         sp_range_begin(SP_EVENT_OPERATOR, "op");
         sp_range_begin_copy(SP_EVENT_USER_DEFINED, "copied \xff name", 14);
         sp_range_end();
@@ -31,12 +35,18 @@ static void quiet(sp_log_level level, const char *message, void *user)
     (void)user;
 }
 
+static bool ring; /* the cycle fills a 2 MiB cap and overwrites the oldest */
+
 /* One full cycle; returns 1 if every step succeeded. */
 static int cycle(const char *path)
 {
     sp_options o;
     sp_options_init(&o);
     o.log = quiet;
+    if (ring) {
+        o.buffer_cap_bytes = (size_t)2 << 20;
+        o.overwrite_oldest = true;
+    }
     sp_scheduler_make(&o.scheduler, 0, 1, 2, 1, 0);
     if (sp_handler_tensorboard(&o.on_trace_ready, path, "alloc", true) != SP_OK) return 0;
     sp_profiler *p;
@@ -55,7 +65,7 @@ static int cycle(const char *path)
     return ok;
 }
 
-static void test_alloc_every_failure_point_is_survived(void)
+static void sweep(void)
 {
     char dir[] = "/tmp/stepprof-alloc-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
@@ -78,8 +88,22 @@ static void test_alloc_every_failure_point_is_survived(void)
     CHECK_EQ(0, system(cmd));
 }
 
+static void test_alloc_every_failure_point_is_survived(void) { sweep(); }
+
+/* The same at the memory cap under the overwrite policy, where chunks move
+ * between threads and an exited thread's last chunk may need a new stub. */
+static void test_alloc_every_failure_point_is_survived_at_the_ring_cap(void)
+{
+    ring = true;
+    pairs_per_call = 8000;
+    sweep();
+    ring = false;
+    pairs_per_call = 100;
+}
+
 int main(void)
 {
     RUN_TEST(test_alloc_every_failure_point_is_survived);
+    RUN_TEST(test_alloc_every_failure_point_is_survived_at_the_ring_cap);
     return TEST_SUMMARY();
 }
