@@ -56,11 +56,11 @@ static void put_counters(const sp_result *r, sp__buf *out)
     if (any) sp__buf_putc(out, '\n');
     /* Where the cap dropped events, which threads lost them (issue 9). */
     any = 0;
+    const char *head = r->meta.overwrite_oldest ? "Dropped events by thread id (the oldest, overwritten): "
+                                                : "Dropped events by thread id: ";
     for (size_t i = 0; i < r->thread_count; i++) {
         const sp__thread *t = &r->threads[i];
         if (!t->dropped) continue;
-        const char *head = r->meta.overwrite_oldest ? "Dropped events by thread id (the oldest, overwritten): "
-                                                    : "Dropped events by thread id: ";
         sp__buf_printf(out, "%s%llu=%llu", any ? ", " : head,
                        (unsigned long long)t->tid, (unsigned long long)t->dropped);
         any = 1;

@@ -97,12 +97,12 @@ static void put_thread(sp__tbuf *tb)
     sp__word *start = tb->read;
     sp__chunk *c = tb->head;
     int hops = 0;
-    while (c && !sp__dump_in_chunk(c, start) && hops++ < 1 << 20)
+    while (c && !sp__in_chunk(c, start) && hops++ < 1 << 20)
         c = atomic_load_explicit(&c->next, memory_order_acquire);
     while (c && hops++ < 1 << 20) {
-        int last = sp__dump_in_chunk(c, published);
+        int last = sp__in_chunk(c, published);
         sp__word *stop = last ? published : atomic_load_explicit(&c->sealed_end, memory_order_acquire);
-        if (!stop || !sp__dump_in_chunk(c, stop) || stop < start) break;
+        if (!stop || !sp__in_chunk(c, stop) || stop < start) break;
         if (stop > start) {
             size_t bytes = (size_t)(stop - start) * sizeof(sp__word);
             sp__dump_section(&out, SP__DUMP_WORDS, bytes);

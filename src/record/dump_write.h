@@ -55,10 +55,4 @@ static inline uint64_t sp__dump_name_of(const sp__word *w)
     return 0;
 }
 
-/* Whether p lies in chunk c, its end included. */
-static inline int sp__dump_in_chunk(const sp__chunk *c, const sp__word *p)
-{
-    return p >= c->words && p <= c->words + c->cap;
-}
-
 #endif

@@ -137,6 +137,13 @@ typedef struct sp__tbuf {
     struct sp__tbuf *next_thread;
 } sp__tbuf;
 
+/* Whether p lies in chunk c, its end included (a position one past a
+ * chunk's last word is still that chunk's). */
+static inline int sp__in_chunk(const sp__chunk *c, const sp__word *p)
+{
+    return p >= c->words && p <= c->words + c->cap;
+}
+
 /* Called for each contiguous run of whole events of one thread during a
  * drain, then once more with words NULL and n 0 when the thread is done (its
  * span_dropped and span_misuse are set by then). `ticks` is the time of the

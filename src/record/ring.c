@@ -39,8 +39,6 @@ void sp__record_set_overwrite(int on) { atomic_store_explicit(&overwrite, on != 
 
 int sp__ring_on(void) { return atomic_load_explicit(&overwrite, memory_order_relaxed); }
 
-static int in_chunk(const sp__chunk *c, const sp__word *p) { return p >= c->words && p <= c->words + c->cap; }
-
 /* The chunk of tb that a take may reuse: its first chunk with words (after
  * the stub a new thread starts with), once its writer has left it, or the
  * thread has exited. *stub receives the stub before it, or NULL. */
@@ -62,13 +60,13 @@ static sp__chunk *reusable_chunk(sp__tbuf *tb, sp__chunk **stub)
 static void count_lost(sp__tbuf *tb, const sp__chunk *c, const sp__chunk *stub, const sp__word *stop)
 {
     const sp__word *w;
-    if (in_chunk(c, tb->read))
+    if (sp__in_chunk(c, tb->read))
         w = tb->read;
-    else if (stub && in_chunk(stub, tb->read))
+    else if (stub && sp__in_chunk(stub, tb->read))
         w = c->words;
     else
         return; /* a drain consumed it all */
-    if (!stop || !in_chunk(c, stop)) return;
+    if (!stop || !sp__in_chunk(c, stop)) return;
     uint64_t lost = 0, open = 0;
     while (w < stop) {
         size_t n = sp__event_words(w);
@@ -106,7 +104,7 @@ static void unlink_sealed(sp__tbuf *tb, sp__chunk *c, sp__chunk *stub)
         atomic_store_explicit(&stub->next, next, memory_order_release);
     else
         tb->head = next;
-    if (in_chunk(c, tb->read)) tb->read = next->words;
+    if (sp__in_chunk(c, tb->read)) tb->read = next->words;
     sp__stream_forget_chunk(tb, c, next);
 }
 

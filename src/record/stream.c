@@ -157,7 +157,7 @@ static void see_new_threads(void)
         s->tb = tb;
         s->pos = tb->read;
         s->chunk = tb->head;
-        while (s->chunk && !sp__dump_in_chunk(s->chunk, s->pos))
+        while (s->chunk && !sp__in_chunk(s->chunk, s->pos))
             s->chunk = atomic_load_explicit(&s->chunk->next, memory_order_acquire);
     }
     size_t first_fresh = seen_count;
@@ -201,9 +201,9 @@ static int put_chunk_news(size_t index, sp__word *published)
 {
     seen_thread *s = &seen[index];
     if (!s->chunk) return 0;
-    int last = sp__dump_in_chunk(s->chunk, published);
+    int last = sp__in_chunk(s->chunk, published);
     sp__word *stop = last ? published : atomic_load_explicit(&s->chunk->sealed_end, memory_order_acquire);
-    if (!stop || !sp__dump_in_chunk(s->chunk, stop) || stop < s->pos) return 0;
+    if (!stop || !sp__in_chunk(s->chunk, stop) || stop < s->pos) return 0;
     if (stop > s->pos) put_more(index, s->pos, stop);
     s->pos = stop;
     if (last) return 0;

@@ -98,11 +98,6 @@ sp__tbuf *sp__thread_register(void)
     return tb;
 }
 
-static int in_chunk(const sp__chunk *c, const sp__word *p)
-{
-    return p >= c->words && p <= c->words + c->cap;
-}
-
 /* Consumes one thread's records up to its published position, stopping at
  * the first event written after end_ticks. Returns 1 if it read everything
  * that was published. */
@@ -110,9 +105,9 @@ static int drain_thread(sp__tbuf *tb, uint64_t end_ticks, sp__drain_fn fn, void 
 {
     sp__word *published = atomic_load_explicit(&tb->pos, memory_order_acquire);
     sp__chunk *c = tb->head;
-    while (!in_chunk(c, tb->read)) c = atomic_load_explicit(&c->next, memory_order_acquire);
+    while (!sp__in_chunk(c, tb->read)) c = atomic_load_explicit(&c->next, memory_order_acquire);
     for (;;) {
-        int last = in_chunk(c, published);
+        int last = sp__in_chunk(c, published);
         sp__word *stop = last ? published : atomic_load_explicit(&c->sealed_end, memory_order_acquire);
         sp__word *run = tb->read, *w = tb->read;
         uint64_t run_ticks = tb->read_ticks, ticks = run_ticks;
@@ -132,7 +127,7 @@ static int drain_thread(sp__tbuf *tb, uint64_t end_ticks, sp__drain_fn fn, void 
         tb->read = c->words;
     }
     /* Every chunk before the one being read is finished: recycle it. */
-    while (!in_chunk(tb->head, tb->read)) {
+    while (!sp__in_chunk(tb->head, tb->read)) {
         sp__chunk *next = atomic_load_explicit(&tb->head->next, memory_order_acquire);
         if (tb->head->bytes == 0) {
             sp__free(tb->head);
