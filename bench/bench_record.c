@@ -8,12 +8,17 @@
  *   tsc x2       two raw rdtsc reads (the physical floor of a timed range)
  *   clock x2     two clock_gettime(CLOCK_MONOTONIC_RAW) calls
  *   record       sp_range_begin/sp_range_end while recording
+ *   correlated   the same while GPU tracing's correlator follows the
+ *                ranges (correlate.h): every begin and end takes the slow
+ *                path and calls the correlator, here a no-op; CUPTI's own
+ *                push and pop come on top (measured only on a GPU host)
  *   at the cap   the same with the buffer cap (4 MiB) full: new events
  *                dropped (the default), or the oldest chunk overwritten
  *                (sp_options.overwrite_oldest), whose cost per chunk the
  *                ranges pay
  * Ratios are against the floors measured in the same run, since the
  * machines are shared and absolute nanoseconds drift. */
+#include "correlate.h"
 #include "record.h"
 
 #include <stdio.h>
@@ -120,6 +125,11 @@ static void metric(const char *name, stats s)
     printf("metric %s %.3f ns min %.3f max %.3f\n", name, s.median, s.min, s.max);
 }
 
+static volatile uint64_t correlator_calls;
+__attribute__((noinline)) static void no_push(uint64_t id) { correlator_calls += id != 0; }
+__attribute__((noinline)) static void no_pop(void) { correlator_calls++; }
+static const sp__correlator no_op_correlator = {no_push, no_pop};
+
 /* The recorded pair with the cap full, under either policy. The first
  * (warm-up) trial fills the cap; no trial discards. */
 static stats measure_at_cap(bool overwrite)
@@ -163,6 +173,13 @@ int main(void)
         return 1;
     }
     stats rec = measure(run_ranges, 1);
+    sp__record_set_correlator(&no_op_correlator);
+    stats correlated = measure(run_ranges, 1);
+    sp__record_set_correlator(NULL);
+    if (correlator_calls < (uint64_t)TRIALS * ITERS * 2) {
+        fprintf(stderr, "bench_record: the correlator saw %llu calls\n", (unsigned long long)correlator_calls);
+        return 1;
+    }
     sp_profiler_destroy(prof);
     stats cap_drop = measure_at_cap(false);
     stats cap_ring = measure_at_cap(true);
@@ -176,6 +193,7 @@ int main(void)
     row("tsc x2", tsc, 0, NULL);
     row("clock_gettime x2", clk, 0, NULL);
     row("record: begin+end pair", rec, 0, NULL);
+    row("correlated (GPU tracing's ids)", correlated, rec.median, "of record");
     row("at the cap, dropping", cap_drop, rec.median, "of record");
     row("at the cap, overwriting the oldest", cap_ring, rec.median, "of record");
     printf("\nclosed - empty:              %6.2f ns per pair\n", closed.median - empty.median);
@@ -196,6 +214,7 @@ int main(void)
            (rec.median - empty.median) / (tsc.median - empty.median));
     printf("metric closed_minus_empty_ns %.3f ns\n", closed.median - empty.median);
     printf("metric timer_only_minus_empty_ns %.3f ns\n", timer_only.median - empty.median);
+    printf("metric correlated_over_record %.3f x\n", correlated.median / rec.median);
     printf("metric cap_drop_over_record %.3f x\n", cap_drop.median / rec.median);
     printf("metric cap_overwrite_over_record %.3f x\n", cap_ring.median / rec.median);
     return 0;

@@ -50,6 +50,8 @@ CONTEXT = [
     ("tsc2_loop_ns", "two raw rdtsc, ns per iteration (the floor)"),
     ("clock2_loop_ns", "two clock_gettime, ns per iteration"),
     ("record_pair_loop_ns", "recorded begin+end, ns per iteration"),
+    ("correlated_over_record",
+     "recorded pair while GPU tracing's correlator follows the ranges (no-op push/pop) / plain, x (issue 6)"),
     ("cap_drop_over_record", "recorded pair with the 4 MiB cap full, dropping / under the cap, x"),
     ("cap_overwrite_over_record",
      "recorded pair with the 4 MiB cap full, overwriting the oldest / under the cap, x (issue 9)"),

@@ -20,6 +20,7 @@
  * sp__clock_init, which every path that can record or create a profiler
  * runs first. */
 #include "chunks.h"
+#include "correlate.h"
 #include "fork.h"
 #include "reader.h"
 #include "threads.h"
@@ -85,6 +86,7 @@ static void in_child(void)
     sp__threads_fork_child();
     sp__chunks_fork_child();
     sp__reader_fork_child();
+    sp__correlate_fork_child();
     for (int i = 0; i < held_count; i++) held[i]->child();
     atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed);
     in_parent(); /* the child's only thread holds the locks: release them */

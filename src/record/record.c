@@ -2,7 +2,8 @@
  * the calling thread's chunk and publishes the new write position with a
  * release store (a plain store on x86): no lock, no atomic read-modify-write,
  * no allocation. Everything unusual (first event of a thread, full chunk,
- * memory cap, bad arguments) goes to a slow path out of line.
+ * memory cap, bad arguments, a correlator that follows the ranges for GPU
+ * tracing: correlate.c) goes to a slow path out of line.
  *
  * At the memory cap, under the overwrite policy, a chunk switch takes the
  * oldest chunk over all threads instead (ring.c); when none can be taken,
@@ -16,6 +17,7 @@
  * Dataloader range is being timed, and the slow path then measures the real
  * room from the chunk itself. */
 #include "chunks.h"
+#include "correlate.h"
 #include "reader.h"
 #include "ring.h"
 #include "threads.h"
@@ -36,6 +38,12 @@ void sp__record_set_active(int active)
 }
 
 static inline int recording(void) { return __atomic_load_n(&sp__host_active, __ATOMIC_RELAXED) & 1; }
+
+/* Recording, and no correlator wants to see begins and ends: the fast path. */
+static inline int recording_plain(void)
+{
+    return (__atomic_load_n(&sp__host_active, __ATOMIC_RELAXED) & (1 | SP__ACTIVE_CORRELATE)) == 1;
+}
 
 static inline sp__word *chunk_end(const sp__chunk *c) { return (sp__word *)c->words + c->cap; }
 
@@ -180,10 +188,12 @@ static void __attribute__((noinline)) begin_slow(sp_event_type type, const char 
     uint64_t t = sp__ticks();
     type = checked_type(type);
     sp__word *w = reserve_slow(SP__BEGIN_WORDS, FOR_BEGIN);
-    if (!w) return;
-    w[0] = SP__REC_WORD(SP__REC_BEGIN, type, (uintptr_t)name);
-    w[1] = t;
-    publish(w + SP__BEGIN_WORDS);
+    if (w) {
+        w[0] = SP__REC_WORD(SP__REC_BEGIN, type, (uintptr_t)name);
+        w[1] = t;
+        publish(w + SP__BEGIN_WORDS);
+    }
+    sp__correlate_begin(w != NULL, t);
 }
 
 void sp__range_begin(sp_event_type type, const char *name)
@@ -193,7 +203,7 @@ void sp__range_begin(sp_event_type type, const char *name)
     if (SP__UNLIKELY(!tb) ||
         SP__UNLIKELY((w = atomic_load_explicit(&tb->pos, memory_order_relaxed)) >= tb->limit) ||
         SP__UNLIKELY((unsigned)type >= SP_EVENT_TYPE_COUNT || type == SP_EVENT_DATALOADER) ||
-        SP__UNLIKELY(!recording())) {
+        SP__UNLIKELY(!recording_plain())) {
         begin_slow(type, name);
         return;
     }
@@ -206,6 +216,7 @@ static void __attribute__((noinline)) end_slow(void)
 {
     follow_reader(sp__reader_on_end());
     if (!recording()) return; /* the benchmark timer alone costs no clock read */
+    sp__correlate_end();
     sp__word *w = reserve_slow(1, FOR_END);
     if (!w) return;
     /* The clock is read after reserving: an end may be the first event of its
@@ -222,7 +233,7 @@ void sp__range_end(void)
     sp__word *w;
     if (SP__UNLIKELY(!tb) ||
         SP__UNLIKELY((w = atomic_load_explicit(&tb->pos, memory_order_relaxed)) >= tb->hard_limit) ||
-        SP__UNLIKELY(!recording())) {
+        SP__UNLIKELY(!recording_plain())) {
         end_slow();
         return;
     }
@@ -260,9 +271,10 @@ void sp__range_begin_copy(sp_event_type type, const char *name, size_t len)
     follow_reader(sp__reader_on_begin(type, name_hash(name, len)));
     if (!recording()) return;
     type = checked_type(type);
-    sp__word *w = put_named(sp__ticks(), SP__REC_BEGIN_COPY, type, SP__BEGIN_WORDS, name, len,
-                            FOR_BEGIN);
+    uint64_t t = sp__ticks();
+    sp__word *w = put_named(t, SP__REC_BEGIN_COPY, type, SP__BEGIN_WORDS, name, len, FOR_BEGIN);
     if (w) publish(w + sp__event_words(w));
+    sp__correlate_begin(w != NULL, t);
 }
 
 void sp_range_add(sp_event_type type, const char *name, size_t len, uint64_t begin_ticks,
