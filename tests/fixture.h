@@ -53,7 +53,7 @@ static inline void fixture_add_runtime(sp_result *r, sp__thread *t, const char *
     if (!rt) return;
     t->runtimes = rt;
     rt[t->runtime_count++] = (sp__runtime){start_ns, end_ns, sp__names_from_ptr(&r->names, name),
-                                           correlation, 211, 0, -2};
+                                           correlation, 211, 0, -2, 0};
 }
 
 /* Appends a synthetic device record (kernel, memcpy or memset) on device 0

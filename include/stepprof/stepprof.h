@@ -125,8 +125,11 @@ enum {
 /* Counts of events that were lost, repaired or rejected in one span. Each is
  * printed under the summary and written to the trace's "stepprof_counters".
  * The first twelve are the keys of trace-format.md §2 in their order;
- * unclosed_ranges and unmatched_ends are stepprof's additions (a begin whose
- * end never came within the span, and an end with no open begin). */
+ * unclosed_ranges, unmatched_ends and clock_mismatch are stepprof's
+ * additions (a begin whose end never came within the span; an end with no
+ * open begin; a CUDA call that its range's external correlation id places
+ * in that range but whose GPU-clock time falls outside it, so the GPU
+ * clock disagrees with the host's). */
 #define SP_COUNTER_LIST(X)                                                     \
     X(SP_COUNTER_HOST_DROPPED, "host_dropped")                                 \
     X(SP_COUNTER_CUPTI_DROPPED, "cupti_dropped")                               \
@@ -141,7 +144,8 @@ enum {
     X(SP_COUNTER_INVALID_UTF8, "invalid_utf8")                                 \
     X(SP_COUNTER_MISUSE, "misuse")                                             \
     X(SP_COUNTER_UNCLOSED_RANGES, "unclosed_ranges")                           \
-    X(SP_COUNTER_UNMATCHED_ENDS, "unmatched_ends")
+    X(SP_COUNTER_UNMATCHED_ENDS, "unmatched_ends")                             \
+    X(SP_COUNTER_CLOCK_MISMATCH, "clock_mismatch")
 
 typedef enum sp_counter_kind {
 #define SP__COUNTER_ENUM(name, text) name,
@@ -189,7 +193,8 @@ SP_API const char *sp_counter_name(sp_counter_kind counter);
  * the thread that began it. */
 
 /* Internal: bit 0 is set while a profiler holds the tracers in READY or
- * RECORD; bit 1 while a benchmark timer runs (it times Dataloader ranges).
+ * RECORD; bit 1 while a benchmark timer runs (it times Dataloader ranges);
+ * bit 2 while GPU tracing tags CUDA calls with the range that made them.
  * Read by the inline functions below; never write it. */
 SP_API extern int sp__host_active;
 

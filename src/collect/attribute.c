@@ -1,6 +1,9 @@
 /* attribute.c: charges GPU work to the host ranges that launched it
- * (semantics.md §5.1): kernel --correlation id--> runtime call --time
- * containment on its thread--> innermost enclosing host range. Unlike
+ * (semantics.md §5.1): kernel --correlation id--> runtime call --its
+ * external correlation id, or else time containment on its thread-->
+ * innermost enclosing host range. The external id names the range the
+ * call was made in whatever the GPU clock says; where that range does not
+ * contain the call's time, the clocks disagree (counted). Unlike
  * paddle, nothing is dropped: a runtime call that ends after its range is
  * still attached to the range containing its start (counted as straddling),
  * and a device record without a runtime call stays in the result as
@@ -18,6 +21,8 @@ static int by_start(const void *pa, const void *pb)
     if (a->start_ns != b->start_ns) return a->start_ns < b->start_ns ? -1 : 1;
     return a->end_ns > b->end_ns ? -1 : a->end_ns < b->end_ns;
 }
+
+static int contains(const sp__event *e, int64_t ts) { return e->start_ns <= ts && ts < e->end_ns; }
 
 /* The innermost range of t containing time ts (start <= ts < end), or -1.
  * Events are sorted by start, so the candidate is the last event starting at
@@ -37,7 +42,7 @@ static int32_t innermost_at(const sp__thread *t, int64_t ts)
     int32_t i = (int32_t)lo - 1;
     while (i >= 0) {
         const sp__event *e = &t->events[i];
-        if (!sp__event_is_mark(e) && e->start_ns <= ts && ts < e->end_ns) return i;
+        if (!sp__event_is_mark(e) && contains(e, ts)) return i;
         i = e->parent;
     }
     return -1;
@@ -49,13 +54,40 @@ static void attach_memory_and_ops(sp__thread *t)
     for (size_t k = 0; k < t->op_count; k++) t->ops[k].host = innermost_at(t, t->ops[k].ts_ns);
 }
 
+/* The range of t that an external id names: the one starting at start_ns
+ * (of several starting together, the innermost containing the call at ts,
+ * else the outermost), or -1 when none does (the id came from an earlier
+ * span, or the range was dropped). */
+static int32_t named_range(const sp__thread *t, int64_t start_ns, int64_t ts)
+{
+    size_t lo = 0, hi = t->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->events[mid].start_ns < start_ns)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int32_t first = -1, best = -1;
+    for (size_t i = lo; i < t->count && t->events[i].start_ns == start_ns; i++) {
+        if (sp__event_is_mark(&t->events[i])) continue;
+        if (first < 0) first = (int32_t)i;
+        if (contains(&t->events[i], ts)) best = (int32_t)i;
+    }
+    return best >= 0 ? best : first;
+}
+
 static void attach_runtimes(sp_result *r, sp__thread *t)
 {
     if (t->runtime_count > 1) qsort(t->runtimes, t->runtime_count, sizeof *t->runtimes, by_start);
     for (size_t k = 0; k < t->runtime_count; k++) {
         sp__runtime *rt = &t->runtimes[k];
-        rt->host = innermost_at(t, rt->start_ns);
-        if (rt->host >= 0 && rt->end_ns > t->events[rt->host].end_ns)
+        int32_t named = rt->external_ns ? named_range(t, rt->external_ns, rt->start_ns) : -1;
+        rt->host = named >= 0 ? named : innermost_at(t, rt->start_ns);
+        if (rt->host < 0) continue;
+        if (!contains(&t->events[rt->host], rt->start_ns))
+            r->counters[SP_COUNTER_CLOCK_MISMATCH]++;
+        else if (rt->end_ns > t->events[rt->host].end_ns)
             r->counters[SP_COUNTER_STRADDLING_RUNTIME]++;
     }
 }
@@ -78,6 +110,7 @@ int sp__attribute(sp_result *r)
     r->counters[SP_COUNTER_STRADDLING_RUNTIME] = 0; /* recounted: a retry stays exact */
     r->counters[SP_COUNTER_DUPLICATE_CORRELATION] = 0;
     r->counters[SP_COUNTER_UNATTRIBUTED] = 0;
+    r->counters[SP_COUNTER_CLOCK_MISMATCH] = 0;
     size_t runtimes = 0;
     for (size_t i = 0; i < r->thread_count; i++) {
         attach_runtimes(r, &r->threads[i]);

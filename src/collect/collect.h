@@ -34,7 +34,9 @@ typedef struct sp__runtime {
     uint32_t correlation; /* shared with the device records it launched */
     uint32_t cbid;
     uint8_t driver;       /* 1 for a driver API call */
-    int32_t host;         /* attribution: innermost host event containing start, -1 = thread root */
+    int32_t host;         /* attribution: the range the call was made in (below), -1 = thread root */
+    int64_t external_ns;  /* the start of that range, from its external correlation id; 0: unknown,
+                           * so the innermost host event containing start */
 } sp__runtime;
 
 /* A device activity record: a kernel, a memcpy or a memset. */

@@ -5,7 +5,10 @@
  * the host time line: ticks through the span's tick map, as host events
  * are, or CUPTI's CLOCK_REALTIME as is. Records that start outside the span
  * are dropped and counted as out_of_window (semantics.md §3.4: paddle drops
- * only those before the start). Attribution is left to sp__attribute. */
+ * only those before the start). An API call's external id (the begin
+ * ticks of its range) is always in host ticks, whatever the batch's clock,
+ * and goes through the tick map as the range's own begin did, so the two
+ * times are equal. Attribution is left to sp__attribute. */
 #include "collect.h"
 
 #include <string.h>
@@ -39,7 +42,8 @@ static sp__thread *thread_of(sp_result *r, uint64_t tid)
     return &ts[lo];
 }
 
-static int add_runtime(sp_result *r, const sp__gpu_record *g, int64_t start, int64_t end)
+static int add_runtime(sp_result *r, const sp__gpu_record *g, int64_t start, int64_t end,
+                       int64_t external_ns)
 {
     sp__thread *t = thread_of(r, g->tid);
     if (!t) return -1;
@@ -58,6 +62,7 @@ static int add_runtime(sp_result *r, const sp__gpu_record *g, int64_t start, int
         .cbid = g->cbid,
         .driver = g->kind == SP__GPU_DRIVER,
         .host = -2,
+        .external_ns = external_ns,
     };
     return 0;
 }
@@ -114,7 +119,7 @@ int sp__collect_gpu(sp_result *r, const sp__gpu_batch *b, const sp__tick_map *ma
         }
         if (g->kind >= SP__GPU_KERNEL)
             add_device(r, g, start, end);
-        else if (add_runtime(r, g, start, end) != 0)
+        else if (add_runtime(r, g, start, end, g->external ? sp__clock_to_real(map, g->external) : 0) != 0)
             return -1;
     }
     return 0;

@@ -139,6 +139,8 @@ int sp__cupti_load(sp__cupti_api *api, char *why, size_t why_size)
     (void)sym(h, "cuptiActivityRegisterTimestampCallback", &api->ActivityRegisterTimestampCallback);
     (void)sym(h, "cuptiActivityEnableRuntimeApi", &api->ActivityEnableRuntimeApi);
     (void)sym(h, "cuptiActivityEnableDriverApi", &api->ActivityEnableDriverApi);
+    (void)sym(h, "cuptiActivityPushExternalCorrelationId", &api->PushExternalCorrelationId);
+    (void)sym(h, "cuptiActivityPopExternalCorrelationId", &api->PopExternalCorrelationId);
 
     CUptiResult r = api->GetVersion(&api->version);
     if (r != CUPTI_SUCCESS || api->version < SP__CUPTI_MIN_VERSION) {

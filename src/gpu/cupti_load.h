@@ -34,6 +34,8 @@ typedef struct sp__cupti_api {
     __typeof__(&cuptiActivityRegisterTimestampCallback) ActivityRegisterTimestampCallback;
     __typeof__(&cuptiActivityEnableRuntimeApi) ActivityEnableRuntimeApi;
     __typeof__(&cuptiActivityEnableDriverApi) ActivityEnableDriverApi;
+    __typeof__(&cuptiActivityPushExternalCorrelationId) PushExternalCorrelationId;
+    __typeof__(&cuptiActivityPopExternalCorrelationId) PopExternalCorrelationId;
 } sp__cupti_api;
 
 /* libcuda (the driver). */

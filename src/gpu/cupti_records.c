@@ -1,6 +1,6 @@
 /* cupti_records.c: converts CUPTI activity records (CONCURRENT_KERNEL,
  * MEMCPY, MEMSET, RUNTIME, DRIVER) into sp__gpu_record, free of CUPTI's
- * types. cupti_tracer.c calls it from CUPTI's buffer-completion callback
+ * types, and joins EXTERNAL_CORRELATION records to the API calls they tag. cupti_tracer.c calls it from CUPTI's buffer-completion callback
  * under its store lock; the tests call it on hand-made records. Only the
  * leading fields that every record version since CUDA 12.0 shares are read
  * (Kernel9/10/11, Memcpy5/6, Memset4 agree on them), so a newer libcupti
@@ -12,6 +12,7 @@
 #include "sys.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const uint32_t sp__cupti_noisy_runtime[] = {
@@ -81,6 +82,7 @@ static const char *const memcpy_names[SP__GPU_COPY_KINDS] = {
 void sp__gpu_store_fini(sp__gpu_store *s)
 {
     sp__free(s->records);
+    sp__free(s->externals);
     sp__gpu_names_destroy(s->names);
     memset(s, 0, sizeof *s);
 }
@@ -231,6 +233,44 @@ static int api(sp__gpu_store *s, const sp__cupti_convert *c, const CUpti_Activit
     return 1;
 }
 
+static int external(sp__gpu_store *s, const CUpti_ActivityExternalCorrelation *x)
+{
+    if (x->externalKind != SP__CUPTI_EXTERNAL_KIND) return 0;
+    if (s->external_count == s->external_cap) {
+        size_t cap = s->external_cap ? s->external_cap * 2 : 4096;
+        sp__gpu_external *e = sp__realloc(s->externals, sizeof *e * cap);
+        if (!e) return -1;
+        s->externals = e;
+        s->external_cap = cap;
+    }
+    s->externals[s->external_count++] = (sp__gpu_external){x->correlationId, x->externalId};
+    return 1;
+}
+
+static int by_correlation(const void *pa, const void *pb)
+{
+    const sp__gpu_external *a = pa, *b = pb;
+    return (a->correlation > b->correlation) - (a->correlation < b->correlation);
+}
+
+void sp__gpu_store_link_external(sp__gpu_store *s)
+{
+    if (s->external_count) {
+        qsort(s->externals, s->external_count, sizeof *s->externals, by_correlation);
+        for (size_t i = 0; i < s->count; i++) {
+            sp__gpu_record *r = &s->records[i];
+            if (r->kind != SP__GPU_RUNTIME && r->kind != SP__GPU_DRIVER) continue;
+            sp__gpu_external key = {r->correlation, 0};
+            const sp__gpu_external *x =
+                bsearch(&key, s->externals, s->external_count, sizeof key, by_correlation);
+            if (x) r->external = x->id;
+        }
+    }
+    sp__free(s->externals);
+    s->externals = NULL;
+    s->external_count = s->external_cap = 0;
+}
+
 int sp__cupti_convert_one(sp__gpu_store *s, const sp__cupti_convert *c, const CUpti_Activity *rec)
 {
     switch (rec->kind) {
@@ -245,6 +285,8 @@ int sp__cupti_convert_one(sp__gpu_store *s, const sp__cupti_convert *c, const CU
         return api(s, c, (const CUpti_ActivityAPI *)(const void *)rec, 0);
     case CUPTI_ACTIVITY_KIND_DRIVER:
         return api(s, c, (const CUpti_ActivityAPI *)(const void *)rec, 1);
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
+        return external(s, (const CUpti_ActivityExternalCorrelation *)(const void *)rec);
     default:
         return 0;
     }

@@ -24,11 +24,24 @@ const char *sp__gpu_names_intern(sp__gpu_names *n, const char *s);
  * not mangled or no demangler is loaded), stored; NULL when out of memory. */
 const char *sp__gpu_names_kernel(sp__gpu_names *n, const char *mangled);
 
+/* The kind of external correlation id stepprof pushes: CUSTOM2, as Kineto
+ * (torch.profiler) pushes CUSTOM0 and CUSTOM1 where both trace at once. */
+#define SP__CUPTI_EXTERNAL_KIND CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2
+
+/* An external correlation record of stepprof's kind: the API call with this
+ * correlation id was made inside the range whose begin ticks are `id`. */
+typedef struct sp__gpu_external {
+    uint32_t correlation;
+    uint64_t id;
+} sp__gpu_external;
+
 /* Records converted so far, with the counts of those lost. Threads: the
  * caller serialises (the tracer's store lock). */
 typedef struct sp__gpu_store {
     sp__gpu_record *records;
     size_t count, cap;
+    sp__gpu_external *externals; /* until sp__gpu_store_link_external */
+    size_t external_count, external_cap;
     sp__gpu_names *names;       /* created at the first name */
     uint64_t discarded_records; /* out of memory here, or the discard buffer */
     uint64_t zero_timestamp;    /* device records with a zero start or end: dropped */
@@ -37,6 +50,11 @@ typedef struct sp__gpu_store {
 
 /* Frees what the store holds and empties it. */
 void sp__gpu_store_fini(sp__gpu_store *s);
+
+/* Gives each API record the external id recorded for its correlation id
+ * (0 where none was), then forgets the external records. A call whose
+ * external record was lost (out of memory) is attributed by time instead. */
+void sp__gpu_store_link_external(sp__gpu_store *s);
 
 /* Names an API call: CUPTI's cuptiGetCallbackName in the tracer. May
  * return NULL, which gives "runtime_cbid_<n>" or "driver_cbid_<n>". */
@@ -64,9 +82,11 @@ uint8_t sp__cupti_copy_kind(unsigned cupti_kind);
 uint8_t sp__cupti_memory_kind(unsigned cupti_kind);
 
 /* Converts one record into the store. Returns 1 when stored, 0 when dropped
- * on purpose (another kind, noise, zero timestamps: counted), -1 when out of
- * memory (counted in discarded_records). Reads only the leading fields that
- * every record version since CUDA 12.0 shares. */
+ * on purpose (another kind, noise, zero timestamps: counted; external ids of
+ * other tools' kinds), -1 when out of memory (counted in discarded_records,
+ * except external records, which only cost their call the exact
+ * attribution). Reads only the leading fields that every record version
+ * since CUDA 12.0 shares. */
 int sp__cupti_convert_one(sp__gpu_store *s, const sp__cupti_convert *c, const CUpti_Activity *rec);
 
 /* cuptiActivityGetNextRecord's type: the walk takes it as a parameter so

@@ -1,7 +1,10 @@
 /* cupti_tracer.c: the GPU recorder of gpu.h over CUPTI's activity API
  * (gpu-and-timing.md §5). sp__gpu_prepare loads the driver and CUPTI
  * (cupti_load.c), subscribes, registers the buffer callbacks and stepprof's
- * clock, and enables CONCURRENT_KERNEL, MEMCPY, MEMSET, RUNTIME and DRIVER.
+ * clock, and enables CONCURRENT_KERNEL, MEMCPY, MEMSET, RUNTIME and DRIVER,
+ * and EXTERNAL_CORRELATION where it can: each thread's ranges are then
+ * pushed as external ids (correlate.h), which tag every API call with the
+ * range that made it.
  * CUPTI fills buffers from a pool made at the first prepare (the request
  * callback never allocates: with the pool empty it hands out a discard
  * buffer whose records are only counted); completed buffers are converted
@@ -18,6 +21,7 @@
 #ifdef SP_HAVE_CUPTI
 
 #include "clock.h"
+#include "correlate.h"
 #include "cupti_load.h"
 #include "cupti_records.h"
 #include "gpu_fork.h"
@@ -44,6 +48,10 @@ static const CUpti_ActivityKind kinds[] = {
     CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
 };
 
+/* Optional: without it (or without Push/Pop) API calls are attributed by
+ * time alone. */
+static const CUpti_ActivityKind external_kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+
 static pthread_mutex_t control = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t store_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -54,6 +62,7 @@ static struct {
     sp__cuda_api cu;
     sp__cupti_api api; /* read by the callbacks, which run only after it is set */
     int cuda_loaded, cupti_loaded, subscribed, registered;
+    int correlating; /* external_kind is enabled and the correlator set */
     int failed; /* a permanent failure: failed_why is the answer from now on */
     char failed_why[WHY_BYTES];
     CUpti_SubscriberHandle subscriber;
@@ -88,6 +97,18 @@ static const char *api_name(void *ctx, int driver, uint32_t cbid)
     if (g.api.GetCallbackName(d, cbid, &name) != CUPTI_SUCCESS) return NULL;
     return name;
 }
+
+/* The correlator (correlate.h): called on the thread that begins or ends
+ * a range, while recording. */
+static void push_range(uint64_t id) { (void)g.api.PushExternalCorrelationId(SP__CUPTI_EXTERNAL_KIND, id); }
+
+static void pop_range(void)
+{
+    uint64_t id = 0;
+    (void)g.api.PopExternalCorrelationId(SP__CUPTI_EXTERNAL_KIND, &id);
+}
+
+static const sp__correlator correlator = {push_range, pop_range};
 
 /* Hands CUPTI a pool buffer, or the discard buffer when none is free.
  * Never allocates; pool_lock is held for a few loads and stores. */
@@ -198,7 +219,21 @@ static int remember(const char *why)
 
 static void disable_kinds(void)
 {
+    if (g.correlating) {
+        sp__record_set_correlator(NULL);
+        (void)g.api.ActivityDisable(external_kind);
+        g.correlating = 0;
+    }
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) (void)g.api.ActivityDisable(kinds[i]);
+}
+
+/* Tags API calls with their ranges where this CUPTI can. */
+static void start_correlating(void)
+{
+    if (!g.api.PushExternalCorrelationId || !g.api.PopExternalCorrelationId) return;
+    if (g.api.ActivityEnable(external_kind) != CUPTI_SUCCESS) return;
+    sp__record_set_correlator(&correlator);
+    g.correlating = 1;
 }
 
 /* Subscribes, registers the clock and the buffer callbacks: once per
@@ -249,6 +284,7 @@ static int enable(char *why, size_t why_size)
             return remember(why);
         }
     }
+    start_correlating();
     for (size_t i = 0; g.api.ActivityEnableRuntimeApi && i < sp__cupti_noisy_runtime_count; i++)
         (void)g.api.ActivityEnableRuntimeApi(sp__cupti_noisy_runtime[i], 0);
     for (size_t i = 0; g.api.ActivityEnableDriverApi && i < sp__cupti_noisy_driver_count; i++)
@@ -361,6 +397,7 @@ int sp__gpu_take(sp__gpu_batch *out)
     }
     sync_and_flush();
     pthread_mutex_lock(&store_lock);
+    sp__gpu_store_link_external(&g.store);
     out->records = g.store.records;
     out->count = g.store.count;
     out->names = g.store.names;

@@ -79,6 +79,8 @@ typedef struct sp__gpu_record {
     uint32_t correlation; /* shared by an API call and the device records it launched */
     uint32_t cbid;        /* API calls: CUPTI's callback id */
     uint64_t tid;         /* API calls: the OS thread id that made the call */
+    uint64_t external;    /* API calls: the begin ticks of the range the call was made in
+                           * (its external correlation id, correlate.h); 0: none */
     uint32_t device, context, stream;
     uint64_t bytes;       /* memcpy, memset */
     sp__device_detail detail;

@@ -23,7 +23,7 @@ static void add_runtime(sp_result *r, int64_t start, int64_t end, uint32_t corre
     t->runtimes = rt;
     rt[t->runtime_count++] =
         (sp__runtime){start, end, sp__names_from_ptr(&r->names, "cudaLaunchKernel_v7000"),
-                      correlation, 211, 0, -2};
+                      correlation, 211, 0, -2, 0};
 }
 
 static void add_device(sp_result *r, const char *name, sp_event_type type, uint32_t device,

@@ -4,7 +4,8 @@
  * calls outside every range go to the thread root, device records find their
  * runtime call by correlation id (duplicates: the last wins, counted), and a
  * device record with no runtime call stays in the result, unattributed and
- * counted. */
+ * counted. A call tagged with an external correlation id goes to the range
+ * the tag names. */
 #include "fixture.h"
 
 #define US 1000ll
@@ -123,6 +124,44 @@ static void test_attribute_survives_allocation_failure(void)
     sp_result_release(r);
 }
 
+/* Calls tagged with an external id (the start of the range they were made
+ * in) go to that range whatever their times say: a call that the GPU clock
+ * puts 1 ms late still belongs to "inner", and is counted as a clock
+ * mismatch; a tag that names no range (an earlier span's) falls back to
+ * time; of two ranges that start together, the one containing the call
+ * wins, else the outer one. */
+static void test_attribute_prefers_external_ids(void)
+{
+    static const fixture_range host[] = {
+        {"ProfileStep#0", SP_EVENT_PROFILE_STEP, 0, 100 * US},
+        {"matmul", SP_EVENT_OPERATOR, 10 * US, 50 * US},
+        {"inner", SP_EVENT_OPERATOR_INNER, 20 * US, 30 * US},
+        {"outer", SP_EVENT_OPERATOR, 60 * US, 90 * US},
+        {"first", SP_EVENT_OPERATOR_INNER, 60 * US, 70 * US},
+    };
+    sp_result *r = sp__result_new();
+    fixture_add_thread(r, 10, "main", host, 5);
+    sp__thread *t = &r->threads[0];
+    fixture_add_runtime(r, t, "late", 1022 * US, 1023 * US, 1);   /* made in inner, clock 1 ms off */
+    fixture_add_runtime(r, t, "on_time", 24 * US, 25 * US, 2);    /* made in inner, clock right */
+    fixture_add_runtime(r, t, "stale", 40 * US, 41 * US, 3);      /* a tag from an earlier span */
+    fixture_add_runtime(r, t, "untagged", 42 * US, 43 * US, 4);
+    fixture_add_runtime(r, t, "in_first", 65 * US, 66 * US, 5);   /* starts shared by outer, first */
+    fixture_add_runtime(r, t, "after_first", 75 * US, 76 * US, 6);
+    fixture_add_runtime(r, t, "far_off", 500 * US, 501 * US, 7);  /* start shared, contains neither */
+    static const int64_t tags[] = {20 * US, 20 * US, 5 * US, 0, 60 * US, 60 * US, 60 * US};
+    for (size_t k = 0; k < t->runtime_count; k++) t->runtimes[k].external_ns = tags[k];
+    CHECK_EQ(0, sp__attribute(r));
+    /* sorted by start: on_time(24) stale(40) untagged(42) in_first(65) after_first(75) far_off(500) late(1022) */
+    static const char *const want[] = {"inner", "matmul", "matmul", "first", "outer", "outer", "inner"};
+    for (size_t k = 0; k < t->runtime_count; k++) CHECK_STR_EQ(want[k], host_name(r, &t->runtimes[k]));
+    CHECK_U64_EQ(2, r->counters[SP_COUNTER_CLOCK_MISMATCH]); /* late, far_off */
+    CHECK_U64_EQ(0, r->counters[SP_COUNTER_STRADDLING_RUNTIME]);
+    CHECK_EQ(0, sp__attribute(r)); /* recounted, not added */
+    CHECK_U64_EQ(2, r->counters[SP_COUNTER_CLOCK_MISMATCH]);
+    sp_result_release(r);
+}
+
 int main(void)
 {
     RUN_TEST(test_attribute_runtimes_to_innermost_range);
@@ -130,5 +169,6 @@ int main(void)
     RUN_TEST(test_attribute_without_gpu_records_does_nothing);
     RUN_TEST(test_attribute_skips_instants_and_ended_siblings);
     RUN_TEST(test_attribute_survives_allocation_failure);
+    RUN_TEST(test_attribute_prefers_external_ids);
     return TEST_SUMMARY();
 }

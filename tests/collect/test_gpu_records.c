@@ -3,8 +3,9 @@
  * a thread seen only through CUDA calls is added in tid order, device
  * records keep their launch details, records starting outside the span are
  * dropped and counted, tick times go through the span's tick map, the
- * recorder's drop counts reach the result's counters, and attribution then
- * links kernels to the ranges that launched them. */
+ * recorder's drop counts reach the result's counters, external ids go
+ * through the tick map, and attribution then links kernels to the ranges
+ * that launched them. */
 #include "fixture.h"
 
 #define US 1000ll
@@ -107,6 +108,34 @@ static void test_gpu_records_tick_clock(void)
     sp__result_free(r);
 }
 
+/* A call's external id is host ticks even in a CLOCK_REALTIME batch: it
+ * goes through the tick map, so it equals the start of the range it names
+ * ("matmul" at T0 + 10 us), and attribution follows it although the call's
+ * own REALTIME times, 3 ms off, lie in no range (a clock mismatch). */
+static void test_gpu_records_external_ids_use_the_tick_map(void)
+{
+    sp_result *r = host_span();
+    sp__tick_map map = {.anchor_ticks = 1000, .anchor_real_ns = T0, .ns_per_tick = 0.5};
+    sp__gpu_record records[] = {
+        api(T0 + 3020 * US, T0 + 3021 * US, 10, 9, 0),
+        device(SP__GPU_KERNEL, "k", T0 + 3040 * US, T0 + 3045 * US, 9),
+        api(T0 + 30 * US, T0 + 31 * US, 10, 10, 0), /* untagged: by time, also "matmul" */
+    };
+    r->span_end_ns = T0 + 5000 * US;
+    records[0].external = 1000 + 2 * 10 * US;
+    sp__gpu_batch b = {.records = records, .count = 3, .clock = SP__GPU_CLOCK_REALTIME};
+    CHECK_EQ(0, sp__collect_gpu(r, &b, &map));
+    const sp__thread *t = &r->threads[0];
+    CHECK_EQ(T0 + 10 * US, t->runtimes[0].external_ns);
+    CHECK_EQ(0, t->runtimes[1].external_ns);
+    CHECK_EQ(0, sp__attribute(r));
+    CHECK_STR_EQ("matmul", sp__result_name(r, t->events[t->runtimes[0].host].name));
+    CHECK_STR_EQ("matmul", sp__result_name(r, t->events[t->runtimes[1].host].name));
+    CHECK_EQ(0, r->devices[0].thread);
+    CHECK_U64_EQ(1, r->counters[SP_COUNTER_CLOCK_MISMATCH]);
+    sp__result_free(r);
+}
+
 static void test_gpu_records_many_calls_and_empty_batch(void)
 {
     sp_result *r = host_span();
@@ -130,6 +159,7 @@ int main(void)
 {
     RUN_TEST(test_gpu_records_realtime_batch);
     RUN_TEST(test_gpu_records_tick_clock);
+    RUN_TEST(test_gpu_records_external_ids_use_the_tick_map);
     RUN_TEST(test_gpu_records_many_calls_and_empty_batch);
     return TEST_SUMMARY();
 }

@@ -3,7 +3,8 @@
  * launch fields, copy and memory kinds with paddle's names, memsets, API
  * calls (names, tid, correlation, cbid), the noisy callback ids and the
  * recorder's own synchronisation dropped, kernels without timestamps
- * counted, demangled kernel names, and a buffer walk that stops at an
+ * counted, demangled kernel names, external correlation ids joined to their
+ * calls, and a buffer walk that stops at an
  * invalid or truncated tail (with a walker of the test's own, and with
  * libcupti's where it loads). Without CUPTI's headers the test is skipped. */
 #ifndef SP_HAVE_CUPTI
@@ -284,6 +285,65 @@ static void test_cupti_records_other_kinds_ignored(void)
     sp__gpu_store_fini(&s);
 }
 
+static CUpti_ActivityExternalCorrelation external_rec(CUpti_ExternalCorrelationKind kind, uint64_t id,
+                                                      uint32_t correlation)
+{
+    CUpti_ActivityExternalCorrelation x;
+    memset(&x, 0, sizeof x);
+    x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+    x.externalKind = kind;
+    x.externalId = id;
+    x.correlationId = correlation;
+    return x;
+}
+
+/* External records of stepprof's kind tag the API call of their
+ * correlation id, whichever buffer order they came in; other tools' kinds
+ * (Kineto's CUSTOM0) and device records are left alone; a call without a
+ * tag keeps 0; linking forgets the tags. */
+static void test_cupti_records_external_ids_link_to_calls(void)
+{
+    sp__cupti_convert c = {.api_name = fake_namer};
+    sp__gpu_store s = {0};
+    CUpti_ActivityExternalCorrelation ours = external_rec(SP__CUPTI_EXTERNAL_KIND, 123456789, 42);
+    CUpti_ActivityExternalCorrelation kineto = external_rec(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, 77, 43);
+    CUpti_ActivityExternalCorrelation late = external_rec(SP__CUPTI_EXTERNAL_KIND, 987, 44);
+    CUpti_ActivityAPI tagged = api_rec(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                                       50, 60, 4321, 42);
+    CUpti_ActivityAPI other = api_rec(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                                      61, 62, 4321, 43);
+    CUpti_ActivityAPI driver = api_rec(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 63, 64, 4321, 44);
+    CUpti_ActivityKernel10 k = kernel_rec("k", 70, 80, 42);
+    CHECK_EQ(1, sp__cupti_convert_one(&s, &c, (const CUpti_Activity *)&ours));
+    CHECK_EQ(0, sp__cupti_convert_one(&s, &c, (const CUpti_Activity *)&kineto));
+    CHECK_EQ(1, sp__cupti_convert_one(&s, &c, (const CUpti_Activity *)&tagged));
+    CHECK_EQ(1, sp__cupti_convert_one(&s, &c, (const CUpti_Activity *)&other));
+    CHECK_EQ(1, sp__cupti_convert_one(&s, &c, (const CUpti_Activity *)&driver));
+    CHECK_EQ(1, sp__cupti_convert_one(&s, &c, (const CUpti_Activity *)&late)); /* after its call */
+    CHECK_EQ(1, sp__cupti_convert_one(&s, &c, (const CUpti_Activity *)&k));
+    CHECK_EQ(2, s.external_count);
+    sp__gpu_store_link_external(&s);
+    CHECK_EQ(4, s.count);
+    CHECK_U64_EQ(123456789, s.records[0].external);
+    CHECK_U64_EQ(0, s.records[1].external);
+    CHECK_U64_EQ(987, s.records[2].external);
+    CHECK_U64_EQ(0, s.records[3].external); /* the kernel shares 42, but is not a call */
+    CHECK_EQ(0, s.external_count);
+    CHECK(s.externals == NULL);
+    sp__gpu_store_link_external(&s); /* nothing left: no change */
+    CHECK_U64_EQ(123456789, s.records[0].external);
+    /* Out of memory for a tag: the call stays untagged, nothing counted. */
+    sp__gpu_store_fini(&s);
+    sp__alloc_fail_at(1);
+    CHECK_EQ(-1, sp__cupti_convert_one(&s, &c, (const CUpti_Activity *)&ours));
+    sp__alloc_fail_at(0);
+    CHECK_U64_EQ(0, s.discarded_records);
+    CHECK_EQ(1, sp__cupti_convert_one(&s, &c, (const CUpti_Activity *)&tagged));
+    sp__gpu_store_link_external(&s);
+    CHECK_U64_EQ(0, s.records[0].external);
+    sp__gpu_store_fini(&s);
+}
+
 static void test_cupti_records_out_of_memory_counted(void)
 {
     sp__gpu_store s = {0};
@@ -413,6 +473,7 @@ int main(void)
     RUN_TEST(test_cupti_records_api_calls);
     RUN_TEST(test_cupti_records_noisy_and_own_sync_filtered);
     RUN_TEST(test_cupti_records_other_kinds_ignored);
+    RUN_TEST(test_cupti_records_external_ids_link_to_calls);
     RUN_TEST(test_cupti_records_out_of_memory_counted);
     RUN_TEST(test_cupti_records_walk_stops_at_bad_tail);
     RUN_TEST(test_cupti_records_walk_with_libcupti);
