@@ -13,6 +13,7 @@
 
 #include "pythread.h"
 #include <stdio.h>
+#include <string.h>
 
 #define SELF ((SpxProfiler *)self)
 
@@ -153,21 +154,42 @@ static int set_handler(SpxProfiler *self, PyObject *obj, sp_options *o)
 static PyObject *pr_configure(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kw[] = {"targets", "scheduler", "on_trace_ready", "timer_only", "record_shapes",
-                         "profile_memory", "with_flops", "with_stack", NULL};
+                         "profile_memory", "with_flops", "with_stack", "buffer_cap_bytes",
+                         "overwrite_oldest", "save_on_crash", "crash_path", "stream_to_disk", NULL};
     unsigned int targets = 0;
     PyObject *sched = Py_None, *handler = Py_None;
     int timer_only = 0, record_shapes = 0, profile_memory = 0, with_flops = 0, with_stack = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|IOOppppp:_configure", kw, &targets, &sched,
+    int overwrite_oldest = 0, save_on_crash = 0, stream_to_disk = 0;
+    Py_ssize_t buffer_cap_bytes = 0;
+    const char *crash_path = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|IOOpppppnppzp:_configure", kw, &targets, &sched,
                                      &handler, &timer_only, &record_shapes, &profile_memory,
-                                     &with_flops, &with_stack))
+                                     &with_flops, &with_stack, &buffer_cap_bytes, &overwrite_oldest,
+                                     &save_on_crash, &crash_path, &stream_to_disk))
         return NULL;
     if (SELF->prof || SELF->sched || SELF->handler) {
         PyErr_SetString(PyExc_RuntimeError, "the profiler is already configured");
         return NULL;
     }
+    if (buffer_cap_bytes < 0) {
+        PyErr_SetString(PyExc_ValueError, "buffer_cap_bytes must be >= 0 (0: the default cap)");
+        return NULL;
+    }
+    PyMem_RawFree(SELF->crash_path);
+    SELF->crash_path = NULL;
+    if (crash_path && *crash_path) {
+        size_t n = strlen(crash_path) + 1;
+        if (!(SELF->crash_path = PyMem_RawMalloc(n))) return PyErr_NoMemory();
+        memcpy(SELF->crash_path, crash_path, n);
+    }
     sp_options o;
     sp_options_init(&o);
     o.targets = targets;
+    o.buffer_cap_bytes = (size_t)buffer_cap_bytes;
+    o.overwrite_oldest = overwrite_oldest;
+    o.save_on_crash = save_on_crash;
+    o.crash_path = SELF->crash_path;
+    o.stream_to_disk = stream_to_disk;
     o.timer_only = timer_only;
     o.record_shapes = record_shapes;
     o.profile_memory = profile_memory;
@@ -389,6 +411,7 @@ static void pr_dealloc(PyObject *self)
 {
     PyObject_GC_UnTrack(self);
     pr_clear(self);
+    PyMem_RawFree(SELF->crash_path); /* after the profiler that used it */
     Py_TYPE(self)->tp_free(self);
 }
 

@@ -25,6 +25,7 @@ struct SpxProfiler {
     unsigned long busy;    /* thread inside start/step/stop/export, 0 if none */
     int stop_deferred;     /* stop() was called from inside a callback */
     int misuse_warned;
+    char *crash_path;      /* sp_options.crash_path: must outlive prof; owned here */
 };
 
 sp_state spx_py_schedule(int64_t step, void *user);

@@ -11,6 +11,7 @@
 
 torch.profiler's spellings are here too: schedule, tensorboard_trace_handler,
 record_function."""
+import os
 import sys
 
 from . import _core
@@ -111,16 +112,31 @@ class Profiler(_core.Profiler):
     timer_only: only the benchmark timer runs (step_info, Perf Summary).
     record_shapes, profile_memory, with_flops, with_stack: as paddle/torch.
     emit_nvtx, custom_device_types: accepted for compatibility.
+
+    stepprof's own options (sp_options in the C header says more):
+    buffer_cap_bytes: the cap on event buffer memory, in bytes (None: the
+        library's default); events past it are dropped and counted.
+    overwrite_oldest: at the cap, reuse the oldest events' memory instead of
+        dropping new events (a flight recorder keeps the span's end).
+    save_on_crash, crash_path, stream_to_disk: write a crash dump of the
+        span if the process dies while recording (stream_to_disk keeps it
+        current about once a second, for SIGKILL); load it with
+        load_profiler_result or the stepprof command.
     """
 
     def __init__(self, *, targets=None, scheduler=None, on_trace_ready=None, record_shapes=False,
                  profile_memory=False, timer_only=False, emit_nvtx=False, custom_device_types=None,
-                 with_flops=False, with_stack=False):
+                 with_flops=False, with_stack=False, buffer_cap_bytes=None, overwrite_oldest=False,
+                 save_on_crash=False, crash_path=None, stream_to_disk=False):
         del emit_nvtx, custom_device_types
         self._last_trace_path = None
         self._configure(_targets_mask(targets), _scheduler_value(scheduler),
                         _handler_value(on_trace_ready), bool(timer_only), bool(record_shapes),
-                        bool(profile_memory), bool(with_flops), bool(with_stack))
+                        bool(profile_memory), bool(with_flops), bool(with_stack),
+                        0 if buffer_cap_bytes is None else int(buffer_cap_bytes),
+                        bool(overwrite_oldest), bool(save_on_crash),
+                        None if crash_path is None else os.fsdecode(os.fspath(crash_path)),
+                        bool(stream_to_disk))
         self._timer_only = bool(timer_only)
 
     def __enter__(self):
