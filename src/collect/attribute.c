@@ -24,6 +24,21 @@ static int by_start(const void *pa, const void *pb)
 
 static int contains(const sp__event *e, int64_t ts) { return e->start_ns <= ts && ts < e->end_ns; }
 
+/* The index of t's first event starting at or after ts (events are sorted
+ * by start). */
+static size_t first_starting_at(const sp__thread *t, int64_t ts)
+{
+    size_t lo = 0, hi = t->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->events[mid].start_ns < ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* The innermost range of t containing time ts (start <= ts < end), or -1.
  * Events are sorted by start, so the candidate is the last event starting at
  * or before ts. Any range containing ts started before that event and so
@@ -31,15 +46,8 @@ static int contains(const sp__event *e, int64_t ts) { return e->start_ns <= ts &
  * (a chain as deep as the nesting, never the siblings). */
 static int32_t innermost_at(const sp__thread *t, int64_t ts)
 {
-    size_t lo = 0, hi = t->count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->events[mid].start_ns <= ts)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    int32_t i = (int32_t)lo - 1;
+    size_t after = ts == INT64_MAX ? t->count : first_starting_at(t, ts + 1);
+    int32_t i = (int32_t)after - 1;
     while (i >= 0) {
         const sp__event *e = &t->events[i];
         if (!sp__event_is_mark(e) && contains(e, ts)) return i;
@@ -60,16 +68,8 @@ static void attach_memory_and_ops(sp__thread *t)
  * span, or the range was dropped). */
 static int32_t named_range(const sp__thread *t, int64_t start_ns, int64_t ts)
 {
-    size_t lo = 0, hi = t->count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->events[mid].start_ns < start_ns)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
     int32_t first = -1, best = -1;
-    for (size_t i = lo; i < t->count && t->events[i].start_ns == start_ns; i++) {
+    for (size_t i = first_starting_at(t, start_ns); i < t->count && t->events[i].start_ns == start_ns; i++) {
         if (sp__event_is_mark(&t->events[i])) continue;
         if (first < 0) first = (int32_t)i;
         if (contains(&t->events[i], ts)) best = (int32_t)i;
