@@ -78,7 +78,9 @@ test-asan: asan
 # ThreadSanitizer, built with clang. Only these targets are built.
 TSAN_TESTS ?= record_test_record record_test_fork record_test_memory api_test_profiler \
 	api_test_timer_stack api_test_handlers api_test_misuse api_test_stream sys_test_alloc load_test_roundtrip \
-	export_test_chrome_json record_test_cap_100m record_test_ring
+	export_test_chrome_json record_test_cap_100m record_test_ring record_test_correlate \
+	$(if $(wildcard $(CUDA_HOME)/include/cupti.h /usr/local/cuda/include/cupti.h \
+		/usr/local/cuda/extras/CUPTI/include/cupti.h),gpu_live_gpu)
 $(TSAN_BUILD)/CMakeCache.txt: | deps
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSP_TSAN=ON \
 		-DSP_BUILD_BENCH=OFF $(CMAKE_ARGS)
