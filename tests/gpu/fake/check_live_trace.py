@@ -16,6 +16,11 @@ Scenarios and what they check:
     GPU time; the noisy cudaGetDevice was disabled in CUPTI and is absent;
     no counter is non-zero but cupti_dropped, which is 7 in cupti_dropped.
     realtime_clock runs without stepprof's timestamp callback.
+  clock_skew: the same without the callback and with CUPTI's clock 2 ms
+    ahead of the host's: the calls and kernels are held against their ranges
+    2 ms earlier, but External ids and gpu_user_annotations must follow the
+    ranges that made the calls (their external correlation ids, not their
+    times), and clock_mismatch counts every call.
   refuse_multiple, refuse_privileges, old_version, no_device: one warning
     line with the reason, the CPU still recorded, no GPU event.
   pool_full: records kept plus discarded_records equal the records emitted,
@@ -58,7 +63,10 @@ DEVICE_PROPS = {"id": 0, "name": "stepprof fake GPU", "totalGlobalMem": 80 << 30
 # decimals, so a rounding each; with stepprof's timestamp callback host and
 # GPU times come from one clock, else CUPTI's CLOCK_REALTIME is set against
 # host ticks mapped to CLOCK_REALTIME, which may disagree by a few hundred ns.
-SLACK_NS = {"realtime_clock": 1000}
+SLACK_NS = {"realtime_clock": 1000, "clock_skew": 1000}
+# How far ahead CUPTI's clock runs (FAKE_CUPTI_REALTIME_OFFSET_NS in CMake).
+SKEW_NS = {"clock_skew": 2000000}
+skew_ns = 0
 slack_ns = 2
 
 
@@ -87,12 +95,18 @@ def inside(inner, outer, slack=None):
     return c - slack <= a and b <= d + slack
 
 
+def on_host(e):
+    """A CUPTI record's event moved onto the host's clock (by the skew)."""
+    return dict(e, ts=e["ts"] - skew_ns / 1000.0)
+
+
 def ranges_around(hosts, rt):
     """The host ranges of rt's thread around it: those that hold it within
     rounding, or else within the slack between clocks (which may reach into
     the neighbouring range)."""
     mine = [h for h in hosts if h["tid"] == rt["tid"] and h["pid"] == rt["pid"] and
             not h["name"].startswith("ProfilerStep")]
+    rt = on_host(rt)
     return [h for h in mine if inside(rt, h, 2)] or [h for h in mine if inside(rt, h)]
 
 
@@ -218,7 +232,7 @@ def check_live(check, trace, fig, launches, summary, scenario):
         if not user or user["name"] != x["range"]:
             bad.append(f"{where}: called inside {user and user['name']!r}, launched in {x['range']!r}")
             continue
-        if not inside(d, user):
+        if not inside(on_host(d), user):
             bad.append(f"{where}: runs at [{d['ts']}, +{d['dur']}] outside its {x['range']} "
                        f"[{user['ts']}, +{user['dur']}]: host and GPU times disagree")
         ops = [h for h in around if h["cat"] == "cpu_op"]
@@ -249,7 +263,12 @@ def check_live(check, trace, fig, launches, summary, scenario):
     check(counters.get("cupti_dropped") == want_dropped and fig["cupti_dropped"] == want_dropped,
           f"cupti_dropped is {counters.get('cupti_dropped')} in the trace, {fig['cupti_dropped']} "
           f"in the result, want {want_dropped}")
-    others = {k: v for k, v in counters.items() if k != "cupti_dropped" and v}
+    calls = fig["kernels"] + fig["memcpys"] + fig["memsets"]
+    want_mismatch = calls if skew_ns else 0
+    check(counters.get("clock_mismatch") == want_mismatch and fig["clock_mismatch"] == want_mismatch,
+          f"clock_mismatch is {counters.get('clock_mismatch')} in the trace, {fig['clock_mismatch']} "
+          f"in the result, want {want_mismatch}")
+    others = {k: v for k, v in counters.items() if k not in ("cupti_dropped", "clock_mismatch") and v}
     check(not others, f"every other counter is 0: {others or 'yes'}")
     if want_dropped:
         counters_line = [line for line in summary.splitlines() if line.startswith("Counters:")]
@@ -262,7 +281,7 @@ def check_live(check, trace, fig, launches, summary, scenario):
           "the fake CUPTI emitted one record per launch")
     check(fig["synchronize"] >= 1, f"the devices were synchronised before the take "
                                    f"({fig['synchronize']} cuCtxSynchronize)")
-    want_clock = 0 if scenario == "realtime_clock" else 1
+    want_clock = 0 if scenario in ("realtime_clock", "clock_skew") else 1
     check(fig["client_clock"] == want_clock,
           f"stepprof's timestamp callback is {'' if want_clock else 'not '}in use")
     check_summary(check, summary, fig, launches)
@@ -316,8 +335,9 @@ def main(argv):
         print("usage: check_live_trace.py LIVE_GPU SCENARIO OUT_DIR", file=sys.stderr)
         return 2
     exe, scenario, out_dir = argv[1:]
-    global slack_ns
+    global slack_ns, skew_ns
     slack_ns = SLACK_NS.get(scenario, slack_ns)
+    skew_ns = SKEW_NS.get(scenario, 0)
     shutil.rmtree(out_dir, ignore_errors=True)
     os.makedirs(out_dir)
     p = subprocess.run([exe, scenario, out_dir], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -7,9 +7,12 @@
  * process) and holds the trace against what it says it launched.
  *
  * Usage: live_gpu SCENARIO OUT_DIR. Scenarios: "live", "cupti_dropped",
- * "realtime_clock", the refusals ("refuse_multiple", "refuse_privileges",
- * "old_version", "no_device"; the FAKE_* environment makes them refuse) all
- * run the training steps; "pool_full" floods CUPTI's buffers in one step.
+ * "realtime_clock", "clock_skew", the refusals ("refuse_multiple",
+ * "refuse_privileges", "old_version", "no_device"; the FAKE_* environment
+ * makes them refuse) all run the training steps; "pool_full" floods CUPTI's
+ * buffers in one step. "clock_skew" (CUPTI's clock set 2 ms ahead) idles
+ * PAD_NS after the start and before the stop, so that no skewed record
+ * leaves the span.
  *
  * Output, for the checker: one "launch kind=K corr=N name=S range=R op=O"
  * line per launch (op "-" outside an Operator range), every GPU warning as
@@ -24,8 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-enum { STEPS = 3, SPIN_NS = 200000, HTOD = 1, DTOH = 2, CBID_GET_DEVICE = 17 };
+enum { STEPS = 3, SPIN_NS = 200000, HTOD = 1, DTOH = 2, CBID_GET_DEVICE = 17, PAD_NS = 5000000 };
 enum { POOL_BUFFERS = 4, BUFFER_BYTES = 4 << 20, DISCARD_BYTES = 256 << 10 };
 
 static struct {
@@ -151,6 +155,13 @@ static void flood_step(void)
     ran.kernels += (unsigned)n;
 }
 
+static void idle(long ns)
+{
+    struct timespec t = {ns / 1000000000L, ns % 1000000000L};
+    while (nanosleep(&t, &t) != 0) {
+    }
+}
+
 static int fail(const char *what, sp_status s)
 {
     fprintf(stderr, "live_gpu: %s: %s (%s)\n", what, sp_status_str(s), sp_last_error());
@@ -165,6 +176,7 @@ int main(int argc, char **argv)
     }
     const char *scenario = argv[1];
     int flood = strcmp(scenario, "pool_full") == 0;
+    int pad = strcmp(scenario, "clock_skew") == 0;
     char trace[4096];
     snprintf(trace, sizeof trace, "%s/live_gpu.%s.json", argv[2], scenario);
     open_fakes();
@@ -178,6 +190,7 @@ int main(int argc, char **argv)
     sp_status s = sp_profiler_create(&opts, &prof);
     if (s != SP_OK) return fail("sp_profiler_create", s);
     if ((s = sp_profiler_start(prof)) != SP_OK) return fail("sp_profiler_start", s);
+    if (pad) idle(PAD_NS);
     for (int step = 0; step < (flood ? 1 : STEPS); step++) {
         if (flood)
             flood_step();
@@ -185,6 +198,7 @@ int main(int argc, char **argv)
             train_step();
         if ((s = sp_profiler_step(prof, -1)) != SP_OK) return fail("sp_profiler_step", s);
     }
+    if (pad) idle(PAD_NS);
     if ((s = sp_profiler_stop(prof)) != SP_OK) return fail("sp_profiler_stop", s);
     const sp_result *r = sp_profiler_result(prof);
     if (!r) return fail("sp_profiler_result", SP_ENODATA);
@@ -202,7 +216,7 @@ int main(int argc, char **argv)
            "emitted_external=%llu fake_dropped=%llu suppressed=%llu disabled_cbids=%llu "
            "buffers_requested=%llu buffers_delivered=%llu client_clock=%llu synchronize=%llu "
            "cupti_dropped=%llu discarded_records=%llu zero_timestamp=%llu out_of_window=%llu "
-           "unattributed=%llu trace=%s\n",
+           "unattributed=%llu clock_mismatch=%llu trace=%s\n",
            scenario, ran.kernels, ran.memcpys, ran.memsets, ran.noisy, flood ? 0 : SPIN_NS,
            ran.gpu_warnings, ran.warnings, (unsigned long long)c.runtime,
            (unsigned long long)c.driver, (unsigned long long)c.kernels,
@@ -215,7 +229,8 @@ int main(int argc, char **argv)
            (unsigned long long)sp_result_counter(r, SP_COUNTER_DISCARDED_RECORDS),
            (unsigned long long)sp_result_counter(r, SP_COUNTER_ZERO_TIMESTAMP),
            (unsigned long long)sp_result_counter(r, SP_COUNTER_OUT_OF_WINDOW),
-           (unsigned long long)sp_result_counter(r, SP_COUNTER_UNATTRIBUTED), trace);
+           (unsigned long long)sp_result_counter(r, SP_COUNTER_UNATTRIBUTED),
+           (unsigned long long)sp_result_counter(r, SP_COUNTER_CLOCK_MISMATCH), trace);
     sp_profiler_destroy(prof);
     return 0;
 }
