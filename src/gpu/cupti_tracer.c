@@ -6,8 +6,10 @@
  * pushed as external ids (correlate.h), which tag every API call with the
  * range that made it.
  * CUPTI fills buffers from a pool made at the first prepare (the request
- * callback never allocates: with the pool empty it hands out a discard
- * buffer whose records are only counted); completed buffers are converted
+ * callback never allocates: with the pool empty, CUPTI 12.9+ is handed no
+ * buffer and counts what it drops itself; an older one, which would crash
+ * on that, is handed a discard buffer whose records are only counted);
+ * completed buffers are converted
  * (cupti_records.c) into the store under the store lock and go back to the
  * pool. A background thread (cupti_flusher.c) flushes completed buffers
  * about once a second; take and discard synchronise the devices and force a
@@ -39,7 +41,8 @@ enum {
     POOL_BUFFERS = 4,
     BUFFER_BYTES = 4 << 20,
     DISCARD_BYTES = 256 << 10,
-    AVERAGE_RECORD_BYTES = 36, /* gpu-and-timing.md §5: to estimate a shared discard buffer */
+    AVERAGE_RECORD_BYTES = 36, /* gpu-and-timing.md §5: to estimate the spare discard buffer */
+    NULL_BUFFER_VERSION = 27,  /* CUPTI API 27 (CUDA 12.9) accepts no buffer and counts the drops */
     WHY_BYTES = 512,
 };
 
@@ -73,10 +76,13 @@ static struct {
     sp__gpu_store store;
     uint64_t cupti_dropped;
     sp__cupti_convert convert;
-    /* under pool_lock */
-    uint8_t *all[POOL_BUFFERS], *free[POOL_BUFFERS], *discard;
+    /* under pool_lock. Older CUPTI only: `discard` is handed to one fill
+     * at a time, so its records can be walked and counted exactly; while it
+     * is out, `spare` goes to any further fill (several at once, so it
+     * holds garbage) and its records are estimated from its size. */
+    uint8_t *all[POOL_BUFFERS], *free[POOL_BUFFERS], *discard, *spare;
     size_t free_count;
-    int discard_out, discard_shared;
+    int discard_out, spare_out;
 } g;
 
 /* ---- CUPTI's callbacks ---- */
@@ -110,19 +116,28 @@ static void pop_range(void)
 
 static const sp__correlator correlator = {push_range, pop_range};
 
-/* Hands CUPTI a pool buffer, or the discard buffer when none is free.
- * Never allocates; pool_lock is held for a few loads and stores. */
+/* Hands CUPTI a pool buffer; with none free, no buffer (CUPTI 12.9+) or
+ * a discard buffer. Never allocates; pool_lock is held for a few loads and
+ * stores. */
 static void CUPTIAPI on_request(uint8_t **buffer, size_t *size, size_t *max_records)
 {
     *max_records = 0;
+    *buffer = NULL;
+    *size = 0;
     pthread_mutex_lock(&pool_lock);
     if (g.free_count) {
         *buffer = g.free[--g.free_count];
         *size = BUFFER_BYTES;
-    } else {
-        if (g.discard_out++) g.discard_shared = 1; /* two fills at once: its records are garbage */
+    } else if (g.api.version >= NULL_BUFFER_VERSION) {
+        /* CUPTI drops the records and counts them (cupti_dropped). */
+    } else if (!g.discard_out) {
+        g.discard_out = 1;
         *buffer = g.discard;
         *size = g.discard ? DISCARD_BYTES : 0;
+    } else {
+        g.spare_out++;
+        *buffer = g.spare;
+        *size = g.spare ? DISCARD_BYTES : 0;
     }
     pthread_mutex_unlock(&pool_lock);
 }
@@ -137,14 +152,15 @@ static int is_pool_buffer(const uint8_t *b)
 static void CUPTIAPI on_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
 {
     (void)size;
-    if (buffer && buffer == g.discard) {
+    if (buffer && (buffer == g.discard || buffer == g.spare)) {
+        /* The discard buffer is out to this fill alone until it is back. */
+        size_t n = buffer == g.discard ? sp__cupti_walk(NULL, NULL, g.api.ActivityGetNextRecord, buffer, valid)
+                                       : (valid + AVERAGE_RECORD_BYTES - 1) / AVERAGE_RECORD_BYTES;
         pthread_mutex_lock(&pool_lock);
-        int shared = g.discard_shared;
-        pthread_mutex_unlock(&pool_lock);
-        size_t n = shared ? (valid + AVERAGE_RECORD_BYTES - 1) / AVERAGE_RECORD_BYTES
-                          : sp__cupti_walk(NULL, NULL, g.api.ActivityGetNextRecord, buffer, valid);
-        pthread_mutex_lock(&pool_lock);
-        if (g.discard_out > 0 && --g.discard_out == 0) g.discard_shared = 0;
+        if (buffer == g.discard)
+            g.discard_out = 0;
+        else if (g.spare_out > 0)
+            g.spare_out--;
         pthread_mutex_unlock(&pool_lock);
         pthread_mutex_lock(&store_lock);
         g.store.discarded_records += n;
@@ -173,18 +189,20 @@ static void CUPTIAPI on_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer
 static int pool_create(void)
 {
     if (g.discard) return 0;
-    uint8_t *all[POOL_BUFFERS] = {0}, *discard = sp__alloc(DISCARD_BYTES);
-    int ok = discard != NULL;
+    uint8_t *all[POOL_BUFFERS] = {0}, *discard = sp__alloc(DISCARD_BYTES), *spare = sp__alloc(DISCARD_BYTES);
+    int ok = discard && spare;
     for (int i = 0; ok && i < POOL_BUFFERS; i++) ok = (all[i] = sp__alloc(BUFFER_BYTES)) != NULL;
     if (!ok) {
         for (int i = 0; i < POOL_BUFFERS; i++) sp__free(all[i]);
         sp__free(discard);
+        sp__free(spare);
         return -1;
     }
     pthread_mutex_lock(&pool_lock);
     for (int i = 0; i < POOL_BUFFERS; i++) g.all[i] = g.free[i] = all[i];
     g.free_count = POOL_BUFFERS;
     g.discard = discard;
+    g.spare = spare;
     pthread_mutex_unlock(&pool_lock);
     return 0;
 }

@@ -24,7 +24,10 @@ Scenarios and what they check:
   refuse_multiple, refuse_privileges, old_version, no_device: one warning
     line with the reason, the CPU still recorded, no GPU event.
   pool_full: records kept plus discarded_records equal the records emitted,
-    whether or not the flush thread refilled the pool in time.
+    whether or not the flush thread refilled the pool in time (CUPTI API 26:
+    the discard buffer).
+  pool_full_null: the same with CUPTI API 27, which is handed no buffer and
+    drops and counts the records itself: kept plus cupti_dropped.
 
 Usage: check_live_trace.py LIVE_GPU SCENARIO OUT_DIR
 Prints one line per check; exits 0 if all passed, 1 otherwise.
@@ -301,7 +304,7 @@ def check_refusal(check, trace, fig, warnings, summary, scenario):
     check("Kernel Summary" not in summary, "the summary has no Kernel Summary")
 
 
-def check_pool_full(check, trace, fig, summary):
+def check_pool_full(check, trace, fig, summary, scenario):
     events = [e for e in trace["traceEvents"] if isinstance(e, dict)]
     counters = trace.get("stepprof_counters", {})
     kept_k = sum(1 for e in events if e.get("cat") == "kernel")
@@ -310,23 +313,36 @@ def check_pool_full(check, trace, fig, summary):
     emitted = fig["emitted_kernels"] + fig["emitted_runtime"]
     print(f"      launched {fig['kernels']} kernels; kept {kept_k} kernels and {kept_r} calls, "
           f"discarded {discarded} records; {fig['buffers_requested']} buffers requested")
-    check(fig["emitted_kernels"] == fig["kernels"] and fig["emitted_runtime"] == fig["kernels"] and
-          fig["fake_dropped"] == 0, "the fake CUPTI emitted a call and a kernel per launch, none dropped")
+    cupti_dropped = counters.get("cupti_dropped", -1)
+    if scenario == "pool_full_null":  # CUPTI 12.9+: handed no buffer, CUPTI drops and counts
+        check(fig["emitted_kernels"] + fig["emitted_runtime"] + fig["fake_dropped"] == 2 * fig["kernels"],
+              "the fake CUPTI emitted or dropped a call and a kernel per launch")
+        check(discarded == 0, f"no discard buffer was handed out: {discarded} discarded")
+        check(cupti_dropped == fig["fake_dropped"] == fig["cupti_dropped"],
+              f"CUPTI's {fig['fake_dropped']} dropped records are cupti_dropped ({cupti_dropped})")
+    else:
+        check(fig["emitted_kernels"] == fig["kernels"] and fig["emitted_runtime"] == fig["kernels"] and
+              fig["fake_dropped"] == 0, "the fake CUPTI emitted a call and a kernel per launch, none dropped")
+        check(cupti_dropped == 0, f"cupti_dropped is 0: {cupti_dropped}")
+    lost = discarded + max(cupti_dropped, 0)
     check(discarded == fig["discarded_records"], "the trace's discarded_records is the result's")
     if fig["emitted_external"] == 0:
-        check(kept_k + kept_r + discarded == emitted,
-              f"kept + discarded records == emitted: {kept_k} + {kept_r} + {discarded} == {emitted}")
+        check(kept_k + kept_r + lost == 2 * fig["kernels"],
+              f"kept + discarded + dropped records == launched x 2: {kept_k} + {kept_r} + {lost} "
+              f"== {2 * fig['kernels']}")
     else:  # external correlation records are walked (and discarded) too, but never kept
         check(kept_k + kept_r + discarded >= emitted and
               kept_k + kept_r + discarded <= emitted + fig["emitted_external"],
               f"kept + discarded records lie in [{emitted}, {emitted + fig['emitted_external']}]")
     check(kept_k <= fig["kernels"] and kept_k > 0, f"{kept_k} of {fig['kernels']} kernels kept")
     counters_line = [line for line in summary.splitlines() if line.startswith("Counters:")]
-    if discarded:
-        check(len(counters_line) == 1 and
-              re.search(rf"\bdiscarded_records={discarded}\b", counters_line[0]) is not None,
-              f"the summary's counters line reports the discarded records: {counters_line}")
-    others = {k: v for k, v in counters.items() if k not in ("discarded_records", "unattributed") and v}
+    for name, value in (("discarded_records", discarded), ("cupti_dropped", cupti_dropped)):
+        if value:
+            check(len(counters_line) == 1 and
+                  re.search(rf"\b{name}={value}\b", counters_line[0]) is not None,
+                  f"the summary's counters line reports {name}: {counters_line}")
+    others = {k: v for k, v in counters.items()
+              if k not in ("discarded_records", "cupti_dropped", "unattributed") and v}
     check(not others, f"no other counter is non-zero: {others or 'yes'}")
 
 
@@ -359,13 +375,13 @@ def main(argv):
         return 1
     check(isinstance(trace.get("traceEvents"), list), "the trace has traceEvents")
     events = [e for e in trace["traceEvents"] if isinstance(e, dict)]
-    check_host(check, events, "flood" if scenario == "pool_full" else "train")
+    check_host(check, events, "flood" if scenario.startswith("pool_full") else "train")
     if scenario in REFUSALS:
         check_refusal(check, trace, fig, warnings, summary, scenario)
     else:
         check(fig["gpu_warnings"] == 0 and not warnings, f"no warning: {warnings}")
-        if scenario == "pool_full":
-            check_pool_full(check, trace, fig, summary)
+        if scenario.startswith("pool_full"):
+            check_pool_full(check, trace, fig, summary, scenario)
         else:
             check_live(check, trace, fig, launches, summary, scenario)
     print(f"check_live_trace: {scenario}: {'FAIL' if check.failed else 'ok'} "
