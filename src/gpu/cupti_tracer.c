@@ -82,7 +82,7 @@ static struct {
      * holds garbage) and its records are estimated from its size. */
     uint8_t *all[POOL_BUFFERS], *free[POOL_BUFFERS], *discard, *spare;
     size_t free_count;
-    int discard_out, spare_out;
+    int discard_out;
 } g;
 
 /* ---- CUPTI's callbacks ---- */
@@ -135,7 +135,6 @@ static void CUPTIAPI on_request(uint8_t **buffer, size_t *size, size_t *max_reco
         *buffer = g.discard;
         *size = g.discard ? DISCARD_BYTES : 0;
     } else {
-        g.spare_out++;
         *buffer = g.spare;
         *size = g.spare ? DISCARD_BYTES : 0;
     }
@@ -156,12 +155,11 @@ static void CUPTIAPI on_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer
         /* The discard buffer is out to this fill alone until it is back. */
         size_t n = buffer == g.discard ? sp__cupti_walk(NULL, NULL, g.api.ActivityGetNextRecord, buffer, valid)
                                        : (valid + AVERAGE_RECORD_BYTES - 1) / AVERAGE_RECORD_BYTES;
-        pthread_mutex_lock(&pool_lock);
-        if (buffer == g.discard)
+        if (buffer == g.discard) {
+            pthread_mutex_lock(&pool_lock);
             g.discard_out = 0;
-        else if (g.spare_out > 0)
-            g.spare_out--;
-        pthread_mutex_unlock(&pool_lock);
+            pthread_mutex_unlock(&pool_lock);
+        }
         pthread_mutex_lock(&store_lock);
         g.store.discarded_records += n;
         pthread_mutex_unlock(&store_lock);
