@@ -1,8 +1,10 @@
 /* names.c: interns every event name of a span into one table owned by the
  * result, so results never point into recording buffers or the caller's
  * memory. Each string is sanitized once when first interned: invalid UTF-8
- * becomes U+FFFD and names over 4096 bytes are cut (utf8.c); `fixes` keeps
- * what was repaired so the collector can count it per event. Id 0 is always
+ * becomes U+FFFD and names over 4096 bytes are cut (utf8.c), and a NUL byte
+ * inside a name becomes U+FFFD too (counted as a cut name: the stored
+ * string is NUL-terminated); `fixes` keeps what was repaired so the
+ * collector can count it per event. Id 0 is always
  * the empty string, which is what a failed allocation degrades to. */
 #include "names.h"
 #include "utf8.h"
@@ -45,6 +47,32 @@ static int grow_table(sp__slot **table, uint32_t *mask, uint32_t count)
     return 0;
 }
 
+/* Names are stored NUL-terminated, so a NUL inside one (from a copied name
+ * of a given length, or a loaded file) would silently end it there. Each
+ * becomes U+FFFD instead, which keeps the bytes after it and shows where it
+ * was, and the name counts as cut (names_cut). Returns SP__UTF8_CUT or 0. */
+static unsigned replace_nuls(sp__buf *b, size_t from)
+{
+    if (b->failed || b->len == from || !memchr(b->data + from, '\0', b->len - from)) return 0;
+    size_t nuls = 0;
+    for (size_t i = from; i < b->len; i++) nuls += b->data[i] == '\0';
+    size_t old_len = b->len, new_len = old_len + 2 * nuls;
+    for (size_t i = 0; i < 2 * nuls; i++) sp__buf_putc(b, ' '); /* room: 3 bytes per NUL */
+    if (b->failed) return 0;
+    /* Move from the end so that nothing is overwritten before it is read. */
+    size_t w = new_len;
+    for (size_t r = old_len; r-- > from;) {
+        if (b->data[r] != '\0') {
+            b->data[--w] = b->data[r];
+            continue;
+        }
+        b->data[--w] = (char)0xBD;
+        b->data[--w] = (char)0xBF;
+        b->data[--w] = (char)0xEF;
+    }
+    return SP__UTF8_CUT;
+}
+
 static uint32_t add_string(sp__names *n, const char *s, size_t len)
 {
     if (n->count == n->cap) {
@@ -62,6 +90,7 @@ static uint32_t add_string(sp__names *n, const char *s, size_t len)
         sp__buf_append(&n->bytes, s, len);
     else
         fixed = sp__utf8_sanitize(&n->bytes, s, len, SP__NAME_LIMIT);
+    fixed |= replace_nuls(&n->bytes, start);
     sp__buf_putc(&n->bytes, '\0');
     if (n->bytes.failed || start > UINT32_MAX) goto fail;
     n->offsets[n->count] = (uint32_t)start;
