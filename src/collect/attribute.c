@@ -9,7 +9,7 @@
  * and a device record without a runtime call stays in the result as
  * unattributed (counted), so it still appears in the device tables.
  * Memory events and op supplements attach to the innermost host range
- * containing them (§5.1.7). */
+ * containing them, its end included (§5.1.7). */
 #include "collect.h"
 
 #include <stdlib.h>
@@ -23,6 +23,12 @@ static int by_start(const void *pa, const void *pb)
 }
 
 static int contains(const sp__event *e, int64_t ts) { return e->start_ns <= ts && ts < e->end_ns; }
+
+/* Memory events and op supplements: the closed interval of §5.1 step 7. An
+ * allocation made just before a range's end can carry the end's very
+ * nanosecond; with the half-open test it went to the parent (issue 17: 1 of
+ * 12 allocations of a `fwd` range charged to ProfileStep#6). */
+static int contains_closed(const sp__event *e, int64_t ts) { return e->start_ns <= ts && ts <= e->end_ns; }
 
 /* The index of t's first event starting at or after ts (events are sorted
  * by start). */
@@ -39,18 +45,19 @@ static size_t first_starting_at(const sp__thread *t, int64_t ts)
     return lo;
 }
 
-/* The innermost range of t containing time ts (start <= ts < end), or -1.
- * Events are sorted by start, so the candidate is the last event starting at
- * or before ts. Any range containing ts started before that event and so
- * also contains its start: it is one of its ancestors, which are climbed
- * (a chain as deep as the nesting, never the siblings). */
-static int32_t innermost_at(const sp__thread *t, int64_t ts)
+/* The innermost range of t containing time ts (start <= ts < end, or
+ * start <= ts <= end when closed), or -1. Events are sorted by start, so
+ * the candidate is the last event starting at or before ts. Any range
+ * containing ts started before that event and so also contains its start:
+ * it is one of its ancestors, which are climbed (a chain as deep as the
+ * nesting, never the siblings). */
+static int32_t innermost_at(const sp__thread *t, int64_t ts, int closed)
 {
     size_t after = ts == INT64_MAX ? t->count : first_starting_at(t, ts + 1);
     int32_t i = (int32_t)after - 1;
     while (i >= 0) {
         const sp__event *e = &t->events[i];
-        if (!sp__event_is_mark(e) && contains(e, ts)) return i;
+        if (!sp__event_is_mark(e) && (closed ? contains_closed(e, ts) : contains(e, ts))) return i;
         i = e->parent;
     }
     return -1;
@@ -58,8 +65,8 @@ static int32_t innermost_at(const sp__thread *t, int64_t ts)
 
 static void attach_memory_and_ops(sp__thread *t)
 {
-    for (size_t k = 0; k < t->mem_count; k++) t->mems[k].host = innermost_at(t, t->mems[k].ts_ns);
-    for (size_t k = 0; k < t->op_count; k++) t->ops[k].host = innermost_at(t, t->ops[k].ts_ns);
+    for (size_t k = 0; k < t->mem_count; k++) t->mems[k].host = innermost_at(t, t->mems[k].ts_ns, 1);
+    for (size_t k = 0; k < t->op_count; k++) t->ops[k].host = innermost_at(t, t->ops[k].ts_ns, 1);
 }
 
 /* The range of t that an external id names: the one starting at start_ns
@@ -83,7 +90,7 @@ static void attach_runtimes(sp_result *r, sp__thread *t)
     for (size_t k = 0; k < t->runtime_count; k++) {
         sp__runtime *rt = &t->runtimes[k];
         int32_t named = rt->external_ns ? named_range(t, rt->external_ns, rt->start_ns) : -1;
-        rt->host = named >= 0 ? named : innermost_at(t, rt->start_ns);
+        rt->host = named >= 0 ? named : innermost_at(t, rt->start_ns, 0);
         if (rt->host < 0) continue;
         if (!contains(&t->events[rt->host], rt->start_ns))
             r->counters[SP_COUNTER_CLOCK_MISMATCH]++;

@@ -162,6 +162,34 @@ static void test_attribute_prefers_external_ids(void)
     sp_result_release(r);
 }
 
+/* Issue 17: 12 allocations made inside fwd [100,200] (us) of
+ * ProfileStep#6 [0,1000], at 100, 109, ..., 199 and the last at exactly
+ * 200, fwd's end (a coarse clock, or the end read in the same ns): every
+ * one belongs to fwd (§5.1 step 7: [start, end] contains). One at 250 goes
+ * to the step, and an op supplement at 200 to fwd as well. */
+static void test_attribute_memory_at_range_end_stays_inside(void)
+{
+    static const fixture_range host[] = {
+        {"ProfileStep#6", SP_EVENT_PROFILE_STEP, 0, 1000 * US},
+        {"fwd", SP_EVENT_FORWARD, 100 * US, 200 * US},
+    };
+    sp_result *r = sp__result_new();
+    fixture_add_thread(r, 10, "main", host, 2);
+    sp__thread *t = &r->threads[0];
+    for (int i = 0; i < 11; i++)
+        fixture_add_mem(r, t, (100 + 9 * i) * US, SP_MEM_ALLOCATE, "Place(cpu)", (uint64_t)i + 1, 64, 0, 0, 0, 0);
+    fixture_add_mem(r, t, 200 * US, SP_MEM_ALLOCATE, "Place(cpu)", 12, 64, 0, 0, 0, 0);
+    fixture_add_mem(r, t, 250 * US, SP_MEM_ALLOCATE, "Place(cpu)", 13, 64, 0, 0, 0, 0);
+    fixture_add_op(r, t, 200 * US, "matmul", "", "X:float32:2x2");
+    CHECK_EQ(0, sp__attribute(r));
+    int in_fwd = 0;
+    for (size_t k = 0; k < 12; k++) in_fwd += t->mems[k].host == 1;
+    CHECK_EQ(12, in_fwd);
+    CHECK_EQ(0, t->mems[12].host);
+    CHECK_EQ(1, t->ops[0].host);
+    sp_result_release(r);
+}
+
 int main(void)
 {
     RUN_TEST(test_attribute_runtimes_to_innermost_range);
@@ -170,5 +198,6 @@ int main(void)
     RUN_TEST(test_attribute_skips_instants_and_ended_siblings);
     RUN_TEST(test_attribute_survives_allocation_failure);
     RUN_TEST(test_attribute_prefers_external_ids);
+    RUN_TEST(test_attribute_memory_at_range_end_stays_inside);
     return TEST_SUMMARY();
 }
