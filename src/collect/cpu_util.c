@@ -8,7 +8,7 @@
 #include "sys.h"
 
 #include <stdio.h>
-#include <sys/times.h>
+#include <time.h>
 
 #define STAT_MIN_COUNTERS 8
 #define STAT_MAX_COUNTERS 10
@@ -50,18 +50,19 @@ int sp__cpu_parse_stat(const char *text, uint64_t *busy, uint64_t *idle)
     return 0;
 }
 
+static uint64_t clock_ns(clockid_t id)
+{
+    struct timespec ts;
+    if (clock_gettime(id, &ts) != 0 || ts.tv_sec < 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 void sp__cpu_sample_take(sp__cpu_sample *s)
 {
-    struct tms t;
-    clock_t wall = times(&t);
     s->ok = 0;
     s->busy = s->idle = 0;
-    if (wall == (clock_t)-1) {
-        s->proc_ticks = s->wall_ticks = 0;
-    } else {
-        s->proc_ticks = (uint64_t)t.tms_utime + (uint64_t)t.tms_stime;
-        s->wall_ticks = (uint64_t)wall;
-    }
+    s->proc_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    s->wall_ns = clock_ns(CLOCK_MONOTONIC);
     /* The "cpu" line holds at most 11 numbers of 20 digits: 1 KiB fits it
      * whole, so a counter is never cut by the buffer. */
     char line[1024];
@@ -81,8 +82,8 @@ int sp__cpu_utilization(const sp__cpu_sample *begin, const sp__cpu_sample *end,
                         double *process, double *system)
 {
     int unusable = !begin->ok + !end->ok;
-    uint64_t d_proc = delta(begin->proc_ticks, end->proc_ticks);
-    uint64_t d_wall = delta(begin->wall_ticks, end->wall_ticks);
+    uint64_t d_proc = delta(begin->proc_ns, end->proc_ns);
+    uint64_t d_wall = delta(begin->wall_ns, end->wall_ns);
     *process = d_wall ? (double)d_proc / (double)d_wall : 0.0;
     *system = 0.0;
     if (unusable) return unusable;

@@ -9,13 +9,15 @@
 #define SP__CPU_WARN_BEGIN "Failed to read cpu utilization information at record beginning."
 #define SP__CPU_WARN_END "Failed to read cpu utilization information at record end."
 
-/* One sample. The process fields come from times() and are always filled
- * (0 if times() failed, which then reads as no progress); `ok` covers only
- * the /proc/stat fields. */
+/* One sample. The process fields come from clock_gettime and are always
+ * filled (0 if the clock failed, which then reads as no progress); `ok`
+ * covers only the /proc/stat fields. They used to come from times(), whose
+ * 10 ms ticks (USER_HZ) made a span of a few ticks read CPU(Process) 0.00
+ * for a program that was busy all along (issue 17): nanoseconds do not. */
 typedef struct sp__cpu_sample {
     int ok;              /* 0 if /proc/stat could not be read or had < 8 counters */
-    uint64_t proc_ticks; /* utime + stime of this process, clock ticks (times()) */
-    uint64_t wall_ticks; /* times()' return value */
+    uint64_t proc_ns;    /* CPU time of every thread of this process (CLOCK_PROCESS_CPUTIME_ID) */
+    uint64_t wall_ns;    /* CLOCK_MONOTONIC */
     uint64_t busy, idle; /* /proc/stat "cpu" line: busy = user+nice+system+irq+softirq+steal,
                             idle = idle+iowait */
 } sp__cpu_sample;
@@ -28,11 +30,11 @@ typedef struct sp__cpu_sample {
  * plain decimal number, or one that overflows 64 bits). Exposed for tests. */
 int sp__cpu_parse_stat(const char *text, uint64_t *busy, uint64_t *idle);
 
-/* Reads times() and the first line of /proc/stat (fopen/fgets) into *s.
+/* Reads the two clocks and the first line of /proc/stat (fopen/fgets) into *s.
  * Never fails; an unreadable /proc/stat leaves s->ok = 0. */
 void sp__cpu_sample_take(sp__cpu_sample *s);
 
-/* §8: process = (d utime + d stime) / d wall, 0 if d wall == 0, may exceed 1;
+/* §8: process = d process CPU time / d wall, 0 if d wall == 0, may exceed 1;
  * system = d busy / (d busy + d idle), 0 if that is 0 or if either sample is
  * not ok. A counter that went backwards (reset) counts as a delta of 0, so
  * results are always finite and >= 0, and system <= 1. Returns how many of

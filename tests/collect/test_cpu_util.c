@@ -21,8 +21,8 @@ static sp__cpu_sample sample(uint64_t proc, uint64_t wall, uint64_t busy, uint64
 {
     sp__cpu_sample s;
     s.ok = 1;
-    s.proc_ticks = proc;
-    s.wall_ticks = wall;
+    s.proc_ns = proc;
+    s.wall_ns = wall;
     s.busy = busy;
     s.idle = idle;
     return s;
@@ -202,7 +202,7 @@ static void test_cpu_util_live_sample_pair(void)
         for (int i = 0; i < 100000; i++) sink = sink * 31 + (uint64_t)i;
         double t = now_s() - t0;
         sp__cpu_sample_take(&e);
-        if ((t >= 0.02 && e.proc_ticks > b.proc_ticks && e.wall_ticks > b.wall_ticks) || t > 5.0)
+        if ((t >= 0.02 && e.proc_ns > b.proc_ns && e.wall_ns > b.wall_ns) || t > 5.0)
             break;
     }
     double process = -1, system = -1;
@@ -213,6 +213,44 @@ static void test_cpu_util_live_sample_pair(void)
     CHECK(process > 0.0);
     CHECK(system >= 0.0 && system <= 1.0);
     (void)sink;
+}
+
+static uint64_t cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Issue 17: a span of a few ms spent busy read CPU(Process) 0.00, because
+ * times() counts 10 ms ticks. Spin until this process has used 3 ms of CPU
+ * (however long that takes on a busy machine): the figure must not be 0. */
+static void test_cpu_util_short_busy_span_is_not_zero(void)
+{
+    sp__cpu_sample b, e;
+    volatile uint64_t sink = 0;
+    sp__cpu_sample_take(&b);
+    uint64_t start = cpu_ns();
+    while (cpu_ns() - start < 3000000u)
+        for (int i = 0; i < 1000; i++) sink = sink * 31 + (uint64_t)i;
+    sp__cpu_sample_take(&e);
+    double process = -1, system = -1;
+    sp__cpu_utilization(&b, &e, &process, &system);
+    CHECK(e.proc_ns - b.proc_ns >= 3000000u);
+    CHECK(process > 0.0);
+    CHECK(isfinite(process));
+    (void)sink;
+}
+
+/* Sub-tick figures survive: 3 ms of CPU over 4 ms of wall time is 0.75
+ * (times() would have given 0 ticks over 0 or 1). */
+static void test_cpu_util_nanosecond_samples(void)
+{
+    sp__cpu_sample b = sample(1000000000u, 5000000000u, 0, 0);
+    sp__cpu_sample e = sample(1003000000u, 5004000000u, 0, 0);
+    double process = -1, system = -1;
+    CHECK_EQ(0, sp__cpu_utilization(&b, &e, &process, &system));
+    CHECK(near(0.75, process));
 }
 
 int main(void)
@@ -229,5 +267,7 @@ int main(void)
     RUN_TEST(test_cpu_util_counter_going_backwards);
     RUN_TEST(test_cpu_util_unusable_sample_reports_zero_system);
     RUN_TEST(test_cpu_util_live_sample_pair);
+    RUN_TEST(test_cpu_util_short_busy_span_is_not_zero);
+    RUN_TEST(test_cpu_util_nanosecond_samples);
     return TEST_SUMMARY();
 }
