@@ -119,6 +119,84 @@ static void pick_t(sp__model *m) {
   m->T = any && hi > lo ? hi - lo : 0;
 }
 
+int64_t sp__model_in_steps(const sp__model *m, int64_t start, int64_t end,
+                           int *counts) {
+  if (end < start)
+    end = start;
+  if (m->T_is_fallback) {
+    *counts = 1;
+    return end - start;
+  }
+  const sp__spans *u = &m->cpu_ranges[SP_EVENT_PROFILE_STEP];
+  /* The first piece that ends at or after start (pieces are merged: sorted
+   * and apart, so their ends ascend too). */
+  size_t lo = 0, hi = u->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (u->v[mid].end < start)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  int64_t in = 0;
+  int touches = 0;
+  for (size_t i = lo; i < u->n && u->v[i].start <= end; i++) {
+    int64_t a = u->v[i].start > start ? u->v[i].start : start;
+    int64_t b = u->v[i].end < end ? u->v[i].end : end;
+    if (b > a)
+      in += b - a;
+    touches = 1;
+  }
+  /* A range of positive length counts when some of it lies in a step; a
+   * zero-length one when a step contains its point. */
+  *counts = end > start ? in > 0 : touches;
+  return in;
+}
+
+/* With steps, a host type whose ranges reach outside them keeps only its
+ * time inside, and counts only the ranges that lie (partly) inside
+ * (model.h): a range left open in a crash dump and closed at the dump's
+ * end, or one on another thread that outlived the last step, can no longer
+ * outweigh T. A type wholly inside the steps is left as it is (its
+ * zero-length pieces included), and so are CUDA runtime calls, whose time
+ * is the launch cost wherever it fell (model_gpu.c). */
+static int clip_to_steps(sp__model *m) {
+  const sp__spans *u = &m->cpu_ranges[SP_EVENT_PROFILE_STEP];
+  int recount[SP_EVENT_TYPE_COUNT] = {0}, any = 0;
+  sp__spans in;
+  sp__spans_init(&in);
+  for (int ty = 0; ty < SP_EVENT_TYPE_COUNT; ty++) {
+    if (ty == SP_EVENT_PROFILE_STEP || ty == SP_EVENT_CUDA_RUNTIME || m->cpu_ranges[ty].n == 0)
+      continue;
+    if (sp__spans_intersect(&in, &m->cpu_ranges[ty], u) != 0) {
+      sp__spans_fini(&in);
+      return -1;
+    }
+    int64_t len = sp__spans_length(&in);
+    if (len == m->cpu_sum[ty])
+      continue;
+    sp__spans tmp = m->cpu_ranges[ty];
+    m->cpu_ranges[ty] = in;
+    in = tmp;
+    m->cpu_sum[ty] = len;
+    m->calls[ty] = 0;
+    recount[ty] = any = 1;
+  }
+  sp__spans_fini(&in);
+  for (size_t t = 0; any && t < m->thread_count; t++) {
+    const sp__thread_model *tm = &m->threads[t];
+    for (size_t k = 0; k < tm->count; k++) {
+      const sp__event *e = &tm->thread->events[tm->nodes[k].event];
+      if (e->type >= SP_EVENT_TYPE_COUNT || !recount[e->type])
+        continue;
+      int counts;
+      sp__model_in_steps(m, e->start_ns, e->end_ns, &counts);
+      m->calls[e->type] += counts;
+    }
+  }
+  return 0;
+}
+
 /* Calls fn for each node of t in §5.4 first-seen order: depth first from
  * the root, children pushed in start order, so the last-starting child is
  * visited first. stack holds t->count slots. */
@@ -189,6 +267,8 @@ int sp__model_build(sp__model *m, const sp_result *r) {
     sp__spans_fini(&local[ty]);
   }
   pick_t(m);
+  if (!m->T_is_fallback && clip_to_steps(m) != 0)
+    goto fail;
   return 0;
 fail:
   for (int ty = 0; ty < SP_EVENT_TYPE_COUNT; ty++)

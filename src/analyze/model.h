@@ -23,6 +23,13 @@
  * - T falls back whenever CPUSum[ProfileStep] == 0 (no step, or only
  *   zero-length steps): the span's wall time if positive, else latest end -
  *   earliest start over all events (instants included), else 0.
+ * - With steps (T not a fallback), host time outside every ProfileStep
+ *   counts nowhere: a type whose ranges reach outside the steps' union
+ *   keeps in cpu_ranges and cpu_sum only its part inside, and in calls only
+ *   the ranges that lie (partly) inside (sp__model_in_steps); CUDA runtime
+ *   calls are kept whole. Otherwise a range left open in a crash dump,
+ *   closed at the dump's end after the last complete step, would print a
+ *   share of T above 100% and a negative "Others" (issue 17).
  *
  * Memory: about 56 bytes per range event plus 4 bytes per event of the
  * largest thread; allocation only through sp__alloc.
@@ -101,6 +108,13 @@ void sp__model_fini(sp__model *m);
 /* The node of event index ev of thread t, or -1 (marks have none). Nodes
  * are in event order, so this is a binary search. */
 int32_t sp__model_node_of(const sp__thread_model *t, int32_t ev);
+
+/* The part of [start, end] inside the ProfileStep ranges of all threads
+ * (their merged union), and in *counts whether such a range counts as a call
+ * there: a positive-length range when some of it is inside, a zero-length
+ * one when a step contains its point. Without steps (T_is_fallback) every
+ * range counts whole. O(log steps + steps it covers). */
+int64_t sp__model_in_steps(const sp__model *m, int64_t start, int64_t end, int *counts);
 
 /* model_gpu.c: charges attributed device time to nodes (gpu, self_gpu, ggpu;
  * self_cpu loses the runtime calls, §5.2), adds the runtime calls to

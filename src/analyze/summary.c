@@ -16,19 +16,30 @@ void sp_summary_options_init(sp_summary_options *o)
     o->time_unit = "ms";
 }
 
+/* Each table, and the line printed in its place when the caller asked for
+ * its view by name (views != 0) and the span has nothing for it; with every
+ * view (views == 0) such a table is left out silently, as paddle does. */
 static const struct {
     int view;
     sp__table_fn fn;
+    const char *empty;
 } tables[] = {
-    {SP__VIEW_DEVICE, sp__summary_device},
-    {SP__VIEW_OVERVIEW, sp__summary_overview},
-    {SP__VIEW_MODEL, sp__summary_model},
-    {SP__VIEW_DISTRIBUTED, sp__summary_distributed},
-    {SP__VIEW_OPERATOR, sp__summary_operator},
-    {SP__VIEW_KERNEL, sp__summary_kernel},
-    {SP__VIEW_MEMORY_MANIPULATION, sp__summary_memory_manipulation},
-    {SP__VIEW_UDF, sp__summary_userdefined},
-    {SP__VIEW_MEMORY, sp__summary_memory},
+    {SP__VIEW_DEVICE, sp__summary_device, NULL},
+    {SP__VIEW_OVERVIEW, sp__summary_overview, NULL},
+    {SP__VIEW_MODEL, sp__summary_model,
+     "Model Summary: not printed: the span has fewer than two of ProfileStep, Dataloader, "
+     "Forward, Backward and Optimization."},
+    {SP__VIEW_DISTRIBUTED, sp__summary_distributed,
+     "Distribution Summary: not printed: the span has no communication."},
+    {SP__VIEW_OPERATOR, sp__summary_operator,
+     "Operator Summary: not printed: the span has no Operator ranges."},
+    {SP__VIEW_KERNEL, sp__summary_kernel, "Kernel Summary: not printed: the span has no kernels."},
+    {SP__VIEW_MEMORY_MANIPULATION, sp__summary_memory_manipulation,
+     "Memory Manipulation Summary: not printed: the span has no memcpy or memset ranges."},
+    {SP__VIEW_UDF, sp__summary_userdefined,
+     "UserDefined Summary: not printed: the span has no user-defined ranges."},
+    {SP__VIEW_MEMORY, sp__summary_memory,
+     "Memory Summary: not printed: the span has no memory events."},
 };
 
 static int known_unit(const char *u)
@@ -89,6 +100,7 @@ static sp_status render(const sp_result *r, const sp__summary_opts *o, unsigned 
         sp__table *t = NULL;
         if (tables[i].fn(&m, o, &t) != 0) s = sp__fail(SP_ENOMEM, "out of memory building the summary");
         if (t) sp__table_render(t, out);
+        else if (s == SP_OK && views && tables[i].empty) sp__buf_printf(out, "%s\n", tables[i].empty);
         sp__table_free(t);
     }
     sp__model_fini(&m);

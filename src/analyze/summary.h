@@ -78,6 +78,7 @@ typedef struct sp__model_item {
 } sp__model_item;
 enum { SP__ITEM_PROFILE_STEP, SP__ITEM_DATALOADER, SP__ITEM_FORWARD, SP__ITEM_BACKWARD,
        SP__ITEM_OPTIMIZATION, SP__ITEM_COUNT };
-void sp__summary_model_items(const sp__model *m, sp__model_item items[SP__ITEM_COUNT]);
+/* Returns 0, or -1 when memory ran out (items then all zero). */
+int sp__summary_model_items(const sp__model *m, sp__model_item items[SP__ITEM_COUNT]);
 
 #endif

@@ -244,6 +244,80 @@ void sp__table_render(const sp__table *t, sp__buf *out)
     if (t->failed) out->failed = 1;
 }
 
+/* ---- names ---- */
+
+/* The visible form of the character at s: writes it to esc (>= 8 bytes) and
+ * returns the bytes of s it stands for (>= 1); *cps gets its width. */
+static size_t visible_char(const unsigned char *s, size_t avail, char *esc, size_t *cps)
+{
+    unsigned c = s[0];
+    if (c < 0x20 || c == 0x7F) {
+        if (c == '\n') memcpy(esc, "\\n", 3);
+        else if (c == '\t') memcpy(esc, "\\t", 3);
+        else if (c == '\r') memcpy(esc, "\\r", 3);
+        else snprintf(esc, 8, "\\x%02x", c);
+        *cps = strlen(esc);
+        return 1;
+    }
+    size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    if (len > avail) len = 0;
+    for (size_t i = 1; i < len; i++)
+        if ((s[i] & 0xC0) != 0x80) len = 0; /* stops at the NUL too */
+    if (len == 0) {
+        memcpy(esc, "?", 2);
+        *cps = 1;
+        return 1;
+    }
+    if (c == 0xC2 && s[1] < 0xA0) {
+        snprintf(esc, 8, "\\u%04x", (unsigned)s[1]);
+        *cps = 6;
+        return 2;
+    }
+    memcpy(esc, s, len);
+    esc[len] = '\0';
+    *cps = 1;
+    return len;
+}
+
+void sp__fmt_name_n(char *out, size_t size, const char *prefix, const char *name, size_t len,
+                    size_t cut_above, size_t keep)
+{
+    if (!size) return;
+    if (!name) name = "", len = 0;
+    if (!prefix) prefix = "";
+    const unsigned char *s = (const unsigned char *)name;
+    char esc[8];
+    size_t total = 0, w, at;
+    for (size_t i = 0; i < len && s[i] && total <= cut_above;) {
+        i += visible_char(s + i, len - i, esc, &w);
+        total += w;
+    }
+    int cut = total > cut_above;
+    size_t used = 0, plen = strlen(prefix);
+    if (plen >= size) plen = size - 1;
+    memcpy(out, prefix, plen);
+    at = plen;
+    for (size_t i = 0; i < len && s[i];) {
+        size_t n = visible_char(s + i, len - i, esc, &w), elen = strlen(esc);
+        if ((cut && used + w > keep) || at + elen + (cut ? 3 : 0) >= size) break;
+        memcpy(out + at, esc, elen);
+        at += elen;
+        used += w;
+        i += n;
+    }
+    if (cut && at + 3 < size) {
+        memcpy(out + at, "...", 3);
+        at += 3;
+    }
+    out[at] = '\0';
+}
+
+void sp__fmt_name(char *out, size_t size, const char *prefix, const char *name, size_t cut_above,
+                  size_t keep)
+{
+    sp__fmt_name_n(out, size, prefix, name, name ? strlen(name) : 0, cut_above, keep);
+}
+
 /* ---- cell formatting ---- */
 
 static void put_str(char *out, size_t size, const char *s)

@@ -83,6 +83,23 @@ size_t sp__table_width(const sp__table *t, size_t col);
 /* Appends the text of the table to out, per §6.0 and the decisions above. */
 void sp__table_render(const sp__table *t, sp__buf *out);
 
+/* The one way every table prints a recorded name (issue 17): prefix, then
+ * name made visible and cut. Control characters become escapes that take
+ * their own width: "\n", "\t", "\r", "\xHH" for the other C0 bytes and
+ * DEL, "\u0080".."\u009f" for C1; a malformed UTF-8 byte becomes '?'. If
+ * the visible name is longer than cut_above code points, only its first
+ * `keep` code points are kept (an escape is never split) and "..." is
+ * appended. Paddle's tables pass cut_above = W - prefix and keep = W -
+ * prefix - 3 for a column W wide, so a cut name fills it exactly; torch's
+ * passes its own pair. out is always NUL-terminated; SP__NAME_CELL_BYTES is
+ * enough for any cut_above <= 128 and a prefix of up to 8 bytes. */
+#define SP__NAME_CELL_BYTES (4 * 128 + 16)
+void sp__fmt_name(char *out, size_t size, const char *prefix, const char *name, size_t cut_above,
+                  size_t keep);
+/* The same for the first len bytes of name (a NUL ends it sooner). */
+void sp__fmt_name_n(char *out, size_t size, const char *prefix, const char *name, size_t len,
+                    size_t cut_above, size_t keep);
+
 /* Cell formatting of §6.0. Each writes a NUL-terminated string (cut to
  * size) and never writes "nan" or "inf".
  * sp__fmt_time: ns / 1e9, 1e6, 1e3 or 1 for unit "s", "ms", "us", "ns"

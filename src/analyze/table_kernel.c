@@ -85,7 +85,7 @@ static const char *unit_of(const sp__summary_opts *o)
     return "ms";
 }
 
-/* Writes the display name of full name s into out (size >= 4 * 87 + 4). */
+/* Writes the display name of full name s into out (SP__NAME_CELL_BYTES). */
 static void display_name(char *out, size_t size, const char *s)
 {
     size_t len = strlen(s), keep = len;
@@ -105,23 +105,15 @@ static void display_name(char *out, size_t size, const char *s)
                 keep = j + 1;
                 break;
             }
-    /* cut to 87 code points + "..." when longer than 90 code points */
-    size_t points = 0, cut = keep;
-    for (size_t i = 0; i < keep; i++) {
-        if (((unsigned char)s[i] & 0xC0) == 0x80) continue;
-        if (points == 87) cut = i;
-        points++;
-    }
-    if (points > 90)
-        snprintf(out, size, "%.*s...", (int)cut, s);
-    else
-        snprintf(out, size, "%.*s", (int)keep, s);
+    /* made visible, then cut to 87 code points + "..." when longer than 90
+     * code points (sp__fmt_name, the rule of every table) */
+    sp__fmt_name_n(out, size, "", s, keep, 90, 87);
 }
 
 static sp__table *render(const item *items, size_t n, int64_t sum, const char *unit)
 {
     static const char *const head[] = {"Name", "Calls", "GPU Total / Avg / Max / Min / Ratio(%)"};
-    char line[32], calls[32], gpu[256], name[4 * 90 + 8];
+    char line[32], calls[32], gpu[256], name[SP__NAME_CELL_BYTES];
     sp__table *t = sp__table_new(3);
     if (!t) return NULL;
     sp__table_column(t, 0, 90, 0);

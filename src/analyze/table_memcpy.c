@@ -4,7 +4,8 @@
  * name in §5.4 first-seen order, all threads merged, not sorted.
  * Decisions: printed only when it has items (Paddle); CPU ratio = cpu / T;
  * GPU ratio = ggpu / ProfileStep ggpu, or the roots' ggpu without a
- * ProfileStep node (§9); Name column as wide as the longest name. Items are
+ * ProfileStep node (§9); Name column as wide as the longest name, names made
+ * visible and cut at 90 code points (sp__fmt_name). Items are
  * found by a linear scan (few distinct memory names). */
 #include "summary.h"
 
@@ -101,7 +102,9 @@ static sp__table *render(const sp__model *m, const ctx *c, const char *unit)
                           (double)s->cpu_min, (double)s->cpu, (double)m->T, unit);
         sp__fmt_composite(gpu, sizeof gpu, (double)s->gpu, s->calls, (double)s->gpu_max,
                           (double)s->gpu_min, (double)s->gpu, gpu_den, unit);
-        const char *cells[] = {sp__result_name(m->result, c->items[i].name), calls, cpu, gpu};
+        char name[SP__NAME_CELL_BYTES];
+        sp__fmt_name(name, sizeof name, "", sp__result_name(m->result, c->items[i].name), 90, 87);
+        const char *cells[] = {name, calls, cpu, gpu};
         sp__table_row(t, cells);
     }
     sp__table_separator(t);

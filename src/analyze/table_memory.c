@@ -19,7 +19,9 @@
  * - One sp__table holds every place's table in sequence (title, the two
  *   peak lines, separator, header, separator, rows, two blanks); a place
  *   prints when it has any item. Columns are fixed (Name 50, Type 12, the
- *   rest 15): longer cells overflow, as Paddle's format strings do.
+ *   rest 15): longer numbers overflow, as Paddle's format strings do, but
+ *   names are made visible and cut to the 50 (place names in the title to
+ *   90) by sp__fmt_name, the rule of every table.
  * - *out is NULL when no record is visited at all; -1 only on OOM.
  * Items are found through an open-addressing hash on (place, name, kind);
  * each thread's records are bucketed by node once (counting sort). */
@@ -230,9 +232,9 @@ static sp__table *render(const ctx *c)
             if (c->items[i].place == p) rows[n++] = &c->items[i];
         if (n == 0) continue;
         qsort(rows, n, sizeof *rows, cmp_item);
-        char line[512];
-        const char *place = sp__result_name(c->m->result, c->places[p].name);
-        snprintf(line, sizeof line, "Memory Summary - %s", place);
+        char line[SP__NAME_CELL_BYTES + 32], name[SP__NAME_CELL_BYTES];
+        sp__fmt_name(name, sizeof name, "", sp__result_name(c->m->result, c->places[p].name), 90, 87);
+        snprintf(line, sizeof line, "Memory Summary - %s", name);
         sp__table_title(t, line);
         snprintf(line, sizeof line, "Peak Allocated Memory: %llu",
                  (unsigned long long)c->places[p].peak_allocated);
@@ -251,7 +253,8 @@ static sp__table *render(const ctx *c)
             snprintf(v[2], sizeof v[2], "%lld", (long long)it->alloc_size);
             snprintf(v[3], sizeof v[3], "%lld", (long long)it->free_size);
             snprintf(v[4], sizeof v[4], "%lld", (long long)(it->alloc_size - it->free_size));
-            const char *cells[] = {sp__result_name(c->m->result, it->name),
+            sp__fmt_name(name, sizeof name, "", sp__result_name(c->m->result, it->name), 50, 47);
+            const char *cells[] = {name,
                                    it->kind ? "Reserved" : "Allocated", v[0], v[1], v[2], v[3],
                                    v[4]};
             sp__table_row(t, cells);

@@ -1,7 +1,10 @@
 /* table_model.c: the Model Summary (semantics.md §6.3) and the model items
  * it shares with the Overview: the outermost Dataloader, Forward, Backward
  * and Optimization ranges of each thread, and the ProfileStep ranges they
- * sit in, found breadth-first from each thread root. */
+ * sit in, found in one pass over each thread's nodes (no recursion, so any
+ * nesting depth is fine). The table ends with paddle's "Note:" footer. No
+ * cell is negative: phases count only inside the steps, and "Others" is
+ * never below 0 (model.h). */
 #include "summary.h"
 
 #include <string.h>
@@ -30,23 +33,52 @@ static int item_of(sp_event_type type)
     }
 }
 
-/* Visits the subtree below `first` (a sibling chain); a phase range is
- * counted and not descended into, a ProfileStep is counted and descended. */
-static void walk(const sp__thread_model *t, int32_t first, sp__model_item *items)
+/* Counts the model items of one thread in a single pass over its nodes, in
+ * place of a walk down the tree (which a nesting 150,000 deep overflowed the
+ * stack with): nodes come parents first, so a node's "below a phase range"
+ * bit is known from its parent's when the node is reached. A phase range is
+ * counted unless a phase range encloses it; a ProfileStep is counted where
+ * no phase range encloses it. With steps, a phase range counts only its part
+ * inside the steps (sp__model_in_steps), so no phase exceeds T. below is
+ * scratch of t->count bytes. */
+static void count_items(const sp__model *m, const sp__thread_model *t, unsigned char *below,
+                        sp__model_item *items)
 {
-    for (int32_t i = first; i >= 0; i = t->nodes[i].next_sibling) {
-        const sp__node *n = &t->nodes[i];
-        sp_event_type type = (sp_event_type)t->thread->events[n->event].type;
-        int item = item_of(type);
-        if (item >= 0) add(&items[item], n);
-        if (item < 0 || item == SP__ITEM_PROFILE_STEP) walk(t, n->first_child, items);
+    for (size_t k = 0; k < t->count; k++) {
+        const sp__node *n = &t->nodes[k];
+        int32_t p = n->parent;
+        below[k] = 0;
+        if (p >= 0) {
+            int pitem = item_of((sp_event_type)t->thread->events[t->nodes[p].event].type);
+            below[k] = below[p] || (pitem >= 0 && pitem != SP__ITEM_PROFILE_STEP);
+        }
+        if (below[k]) continue;
+        const sp__event *e = &t->thread->events[n->event];
+        int item = item_of((sp_event_type)e->type);
+        if (item < 0) continue;
+        if (item == SP__ITEM_PROFILE_STEP) {
+            add(&items[item], n);
+            continue;
+        }
+        int counts;
+        sp__node clipped = *n;
+        clipped.cpu = sp__model_in_steps(m, e->start_ns, e->end_ns, &counts);
+        if (counts) add(&items[item], &clipped);
     }
 }
 
-void sp__summary_model_items(const sp__model *m, sp__model_item items[SP__ITEM_COUNT])
+int sp__summary_model_items(const sp__model *m, sp__model_item items[SP__ITEM_COUNT])
 {
     memset(items, 0, sizeof(sp__model_item) * SP__ITEM_COUNT);
-    for (size_t i = 0; i < m->thread_count; i++) walk(&m->threads[i], m->threads[i].first_root, items);
+    size_t most = 0;
+    for (size_t i = 0; i < m->thread_count; i++)
+        if (m->threads[i].count > most) most = m->threads[i].count;
+    if (most == 0) return 0;
+    unsigned char *below = sp__alloc(most);
+    if (!below) return -1;
+    for (size_t i = 0; i < m->thread_count; i++) count_items(m, &m->threads[i], below, items);
+    sp__free(below);
+    return 0;
 }
 
 static void add_row(sp__table *t, const char *name, const sp__model_item *it, double T, double G,
@@ -75,6 +107,16 @@ static void add_others(sp__table *t, double cpu, double gpu, double T, double G,
     sp__table_row(t, cells);
 }
 
+/* paddle's footer, word for word (profiler_statistic.py), with the empty
+ * line its trailing "\n" gives before the closing dashes. */
+static const char *const model_note[] = {
+    "Note:",
+    "In this table, GPU time is the sum of all device(GPU) events called in the phase.",
+    "Unlike overview summary, if two device(GPU) events execute on different streams with overlap "
+    "time, we sum them directly here.",
+    "",
+};
+
 /* The sum of gpu over every thread root: the §9 fallback for G. */
 static double gpu_of_roots(const sp__model *m)
 {
@@ -88,10 +130,10 @@ int sp__summary_model(const sp__model *m, const sp__summary_opts *o, sp__table *
     static const char *const names[] = {"ProfileStep", "  Dataloader", "  Forward", "  Backward",
                                         "  Optimization"};
     sp__model_item items[SP__ITEM_COUNT];
-    sp__summary_model_items(m, items);
+    *out = NULL;
+    if (sp__summary_model_items(m, items) != 0) return -1;
     int present = 0;
     for (int i = 0; i < SP__ITEM_COUNT; i++) present += items[i].calls > 0;
-    *out = NULL;
     if (present <= 1) return 0;
     sp__table *t = sp__table_new(4);
     if (!t) return -1;
@@ -119,8 +161,12 @@ int sp__summary_model(const sp__model *m, const sp__summary_opts *o, sp__table *
         other_cpu -= (double)items[i].cpu_total;
         other_gpu -= (double)items[i].gpu_total;
     }
-    add_others(t, other_cpu, other_gpu, T, G, o->time_unit);
+    /* Phases on several threads at once can add up past T (or G): the rest
+     * is then none, never negative. */
+    add_others(t, other_cpu > 0 ? other_cpu : 0, other_gpu > 0 ? other_gpu : 0, T, G, o->time_unit);
     sp__table_separator(t);
+    for (size_t i = 0; i < sizeof model_note / sizeof *model_note; i++) sp__table_text(t, model_note[i]);
+    sp__table_dashes(t);
     sp__table_blank(t);
     sp__table_blank(t);
     *out = t;

@@ -15,7 +15,17 @@
  *   Printed only with op_detail, as §6.5 says; FLOPs "-".
  * - Op rows print the summed flops; none are recorded yet, so "0".
  * - Inner items of one op are found by a linear scan of that op's few inner
- *   names; op items through a name-id -> item map, reset per group. */
+ *   names; op items through a name-id -> item map, reset per group.
+ * - Helper threads (issue 17, docs/design.md "Work on helper threads"): an
+ *   OperatorInner range with no Operator or OperatorInner around it on its
+ *   own thread (an OpenMP worker's piece of an op) is charged to the one
+ *   Operator on another thread whose time contains it (the innermost there).
+ *   It becomes an inner row "<name> (other threads)" under that op, kept
+ *   apart from the op's own inner rows; its ratio is CPU time on other
+ *   threads over the op's time, so it may exceed 100% when several threads
+ *   work at once. When no Operator elsewhere contains it, or Operators on two
+ *   or more other threads do (ambiguous), it stays on its own thread: an
+ *   inner row of the item "(no operator)" in its thread's group. */
 #include "summary.h"
 
 #include <stdio.h>
@@ -46,10 +56,34 @@ typedef struct item {
 
 typedef struct inner {
     uint32_t name;
+    int helper; /* ranges of other threads than the op's (see above) */
     stat s;
     int32_t next;
     devlist devs;
 } inner;
+
+/* The item "(no operator)": a name id no result uses. */
+#define NO_OP_NAME UINT32_MAX
+#define HELPER_SUFFIX " (other threads)"
+
+/* Per thread, for finding the Operator that contains a helper's range: its
+ * Operator nodes in start order, each one's nearest Operator ancestor (an
+ * index in ops, -1 for none) and the item it was counted in. outer[k] is 1
+ * for a node with an Operator or OperatorInner around it on its thread. */
+typedef struct opindex {
+    int32_t *ops, *up, *item;
+    size_t n;
+    unsigned char *outer;
+} opindex;
+
+/* A helper's range waiting for its op's item (the op's thread may be
+ * visited later). */
+typedef struct pending {
+    uint32_t thread;
+    int32_t node;
+    uint32_t op_thread;
+    int32_t op; /* index in the op thread's ops */
+} pending;
 
 typedef struct ctx {
     const sp__model *m;
@@ -66,6 +100,9 @@ typedef struct ctx {
     size_t *groups; /* start index of each group; groups[n_groups] = n_items */
     uint64_t *tids;
     size_t n_groups;
+    opindex *idx; /* per thread */
+    pending *pend;
+    size_t n_pend, cap_pend;
     int failed;
 } ctx;
 
@@ -83,7 +120,8 @@ static int grow(void **p, size_t *cap, size_t used, size_t sz)
 
 static void start_group(ctx *c, uint64_t tid)
 {
-    for (size_t i = c->group_start; i < c->n_items; i++) c->map[c->items[i].name] = -1;
+    for (size_t i = c->group_start; i < c->n_items; i++)
+        if (c->items[i].name != NO_OP_NAME) c->map[c->items[i].name] = -1;
     c->group_start = c->n_items;
     c->groups[c->n_groups] = c->n_items;
     c->tids[c->n_groups++] = tid;
@@ -103,14 +141,15 @@ static item *find_item(ctx *c, uint32_t name)
     return it;
 }
 
-static inner *find_inner(ctx *c, item *it, uint32_t name)
+static inner *find_inner(ctx *c, item *it, uint32_t name, int helper)
 {
     for (int32_t k = it->first_inner; k >= 0; k = c->inners[k].next)
-        if (c->inners[k].name == name) return &c->inners[k];
+        if (c->inners[k].name == name && c->inners[k].helper == helper) return &c->inners[k];
     if (grow((void **)&c->inners, &c->cap_inners, c->n_inners, sizeof *c->inners)) return NULL;
     inner *in = &c->inners[c->n_inners];
     memset(in, 0, sizeof *in);
     in->name = name;
+    in->helper = helper;
     in->next = -1;
     in->devs.first = in->devs.last = -1;
     if (it->last_inner >= 0) c->inners[it->last_inner].next = (int32_t)c->n_inners;
@@ -148,21 +187,169 @@ static int add_devs(ctx *c, devlist *l, const sp__thread_model *t, size_t k)
 
 static uint32_t name_key(const ctx *c, uint32_t id) { return id < c->map_n - 1 ? id : (uint32_t)(c->map_n - 1); }
 
+static int node_type(const sp__thread_model *t, int32_t k) { return t->thread->events[t->nodes[k].event].type; }
+
+/* Builds the opindex of every thread, in one pass over each thread's nodes
+ * (parents come before their children). Returns 0 or -1. */
+static int index_ops(ctx *c)
+{
+    const sp__model *m = c->m;
+    c->idx = sp__alloc(sizeof *c->idx * (m->thread_count ? m->thread_count : 1));
+    if (!c->idx) return -1;
+    memset(c->idx, 0, sizeof *c->idx * (m->thread_count ? m->thread_count : 1));
+    for (size_t ti = 0; ti < m->thread_count; ti++) {
+        const sp__thread_model *t = &m->threads[ti];
+        opindex *x = &c->idx[ti];
+        if (t->count == 0) continue;
+        int32_t *near = sp__alloc(sizeof *near * t->count); /* nearest Operator ancestor's ops index */
+        int32_t *opos = sp__alloc(sizeof *opos * t->count);  /* an Operator node's ops index */
+        x->outer = sp__alloc(t->count);
+        x->ops = sp__alloc(sizeof *x->ops * t->count);
+        x->up = sp__alloc(sizeof *x->up * t->count);
+        x->item = sp__alloc(sizeof *x->item * t->count);
+        if (!near || !opos || !x->outer || !x->ops || !x->up || !x->item) {
+            sp__free(near);
+            sp__free(opos);
+            return -1;
+        }
+        for (size_t k = 0; k < t->count; k++) {
+            int32_t p = t->nodes[k].parent;
+            int pt = p >= 0 ? node_type(t, p) : -1;
+            x->outer[k] = p >= 0 && (x->outer[p] || pt == SP_EVENT_OPERATOR || pt == SP_EVENT_OPERATOR_INNER);
+            near[k] = p < 0 ? -1 : pt == SP_EVENT_OPERATOR ? opos[p] : near[p];
+            if (node_type(t, (int32_t)k) != SP_EVENT_OPERATOR) continue;
+            opos[k] = (int32_t)x->n;
+            x->ops[x->n] = (int32_t)k;
+            x->up[x->n] = near[k];
+            x->item[x->n++] = -1;
+        }
+        sp__free(near);
+        sp__free(opos);
+    }
+    return 0;
+}
+
+/* The ops index of the innermost Operator of thread x that contains
+ * [s, e], or -1. */
+static int32_t op_containing(const sp__thread_model *t, const opindex *x, int64_t s, int64_t e)
+{
+    size_t lo = 0, hi = x->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->thread->events[t->nodes[x->ops[mid]].event].start_ns <= s)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (int32_t i = (int32_t)lo - 1; i >= 0; i = x->up[i]) {
+        const sp__event *op = &t->thread->events[t->nodes[x->ops[i]].event];
+        if (op->start_ns <= s && e <= op->end_ns) return i;
+    }
+    return -1;
+}
+
+/* The ops index of node k of thread ti, an Operator node. */
+static int32_t ops_index(const opindex *x, int32_t k)
+{
+    size_t lo = 0, hi = x->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->ops[mid] < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (int32_t)lo;
+}
+
+static void ensure_group(ctx *c, const sp__thread_model *t)
+{
+    if (c->n_groups == 0 || (c->thread_sep && c->tids[c->n_groups - 1] != t->thread->tid))
+        start_group(c, c->thread_sep ? t->thread->tid : 0);
+}
+
+/* A helper's range (node k of thread t): queued for the one Operator on
+ * another thread containing it, else an inner row of "(no operator)". */
+static void visit_helper(ctx *c, const sp__thread_model *t, int32_t k)
+{
+    const sp__model *m = c->m;
+    size_t ti = (size_t)(t - m->threads);
+    const sp__event *e = &t->thread->events[t->nodes[k].event];
+    int32_t found = -1;
+    size_t found_thread = 0, candidates = 0;
+    for (size_t oi = 0; oi < m->thread_count && candidates < 2; oi++) {
+        if (oi == ti || c->idx[oi].n == 0) continue;
+        int32_t op = op_containing(&m->threads[oi], &c->idx[oi], e->start_ns, e->end_ns);
+        if (op < 0) continue;
+        candidates++;
+        found = op;
+        found_thread = oi;
+    }
+    if (candidates == 1) {
+        if (grow((void **)&c->pend, &c->cap_pend, c->n_pend, sizeof *c->pend)) {
+            c->failed = 1;
+            return;
+        }
+        c->pend[c->n_pend++] = (pending){(uint32_t)ti, k, (uint32_t)found_thread, found};
+        return;
+    }
+    ensure_group(c, t);
+    item *it = NULL;
+    for (size_t i = c->group_start; i < c->n_items && !it; i++)
+        if (c->items[i].name == NO_OP_NAME) it = &c->items[i];
+    if (!it && grow((void **)&c->items, &c->cap_items, c->n_items, sizeof *c->items) == 0) {
+        it = &c->items[c->n_items];
+        memset(it, 0, sizeof *it);
+        it->name = NO_OP_NAME;
+        it->seen = c->n_items++;
+        it->first_inner = it->last_inner = -1;
+        it->devs.first = it->devs.last = -1;
+    }
+    inner *in = it ? find_inner(c, it, name_key(c, e->name), 0) : NULL;
+    if (!in) { c->failed = 1; return; }
+    sp__item_stats_add(&it->s, &t->nodes[k]);
+    sp__item_stats_add(&in->s, &t->nodes[k]);
+    if (c->opdev && add_devs(c, &in->devs, t, (size_t)k)) c->failed = 1;
+}
+
+/* Charges the queued helper ranges to their ops' items. */
+static void charge_helpers(ctx *c)
+{
+    for (size_t i = 0; i < c->n_pend && !c->failed; i++) {
+        const pending *p = &c->pend[i];
+        const sp__thread_model *t = &c->m->threads[p->thread];
+        int32_t at = c->idx[p->op_thread].item[p->op];
+        if (at < 0) continue; /* cannot happen: every op node was visited */
+        const sp__event *e = &t->thread->events[t->nodes[p->node].event];
+        inner *in = find_inner(c, &c->items[at], name_key(c, e->name), 1);
+        if (!in) { c->failed = 1; return; }
+        sp__item_stats_add(&in->s, &t->nodes[p->node]);
+        if (c->opdev && add_devs(c, &in->devs, t, (size_t)p->node)) c->failed = 1;
+    }
+}
+
 static void visit(void *vc, const sp__thread_model *t, const sp__node *n)
 {
     ctx *c = vc;
     const sp__event *e = &t->thread->events[n->event];
-    if (c->failed || e->type != SP_EVENT_OPERATOR) return;
-    if (c->n_groups == 0 || (c->thread_sep && c->tids[c->n_groups - 1] != t->thread->tid))
-        start_group(c, c->thread_sep ? t->thread->tid : 0);
+    if (c->failed) return;
+    int32_t self = (int32_t)(n - t->nodes);
+    const opindex *x = &c->idx[t - c->m->threads];
+    if (e->type == SP_EVENT_OPERATOR_INNER && !x->outer[self]) {
+        visit_helper(c, t, self);
+        return;
+    }
+    if (e->type != SP_EVENT_OPERATOR) return;
+    ensure_group(c, t);
     item *it = find_item(c, name_key(c, e->name));
     if (!it) { c->failed = 1; return; }
+    x->item[ops_index(x, self)] = (int32_t)(it - c->items);
     sp__item_stats_add(&it->s, n);
     if (c->opdev && add_devs(c, &it->devs, t, (size_t)(n - t->nodes))) { c->failed = 1; return; }
     for (int32_t k = n->first_child; k >= 0; k = t->nodes[k].next_sibling) {
         const sp__event *ce = &t->thread->events[t->nodes[k].event];
         if (ce->type == SP_EVENT_OPERATOR) continue;
-        inner *in = find_inner(c, it, name_key(c, ce->name));
+        inner *in = find_inner(c, it, name_key(c, ce->name), 0);
         if (!in) { c->failed = 1; return; }
         sp__item_stats_add(&in->s, &t->nodes[k]);
         if (c->opdev && add_devs(c, &in->devs, t, (size_t)k)) { c->failed = 1; return; }
@@ -184,17 +371,12 @@ static const char *unit_of(const sp__summary_opts *o)
     return "ms";
 }
 
-/* prefix + name, cut to NAME_WIDTH code points with "..." (§6.5). */
+/* prefix + name, made visible and cut to NAME_WIDTH code points with "..."
+ * (§6.5; table.c's one rule for every table). */
 static void detail_name(char *out, size_t size, const char *prefix, const char *name)
 {
-    size_t plen = strlen(prefix), cps = 0, keep = 0, keep_bytes = 0;
-    for (const char *p = name; *p; p++) {
-        if (((unsigned char)*p & 0xC0) == 0x80) continue;
-        if (cps++ == NAME_WIDTH - plen - 3) keep_bytes = (size_t)(p - name), keep = 1;
-    }
-    if (cps + plen <= NAME_WIDTH) keep = 0;
-    if (keep) snprintf(out, size, "%s%.*s...", prefix, (int)keep_bytes, name);
-    else snprintf(out, size, "%s%s", prefix, name);
+    size_t plen = strlen(prefix);
+    sp__fmt_name(out, size, prefix, name, NAME_WIDTH - plen, NAME_WIDTH - plen - 3);
 }
 
 static void add_row(sp__table *t, const char *name, const stat *s, double cpu_den, double gpu_den,
@@ -213,7 +395,7 @@ static void add_row(sp__table *t, const char *name, const stat *s, double cpu_de
 static void add_dev_rows(const ctx *c, sp__table *t, const char *prefix, const devlist *l, double den,
                          const char *unit)
 {
-    char name[512], calls[32], gpu[256];
+    char name[SP__NAME_CELL_BYTES], calls[32], gpu[256];
     for (int32_t j = l->first; j >= 0; j = c->devs[j].next) {
         const dev *v = &c->devs[j];
         detail_name(name, sizeof name, prefix, sp__result_name(c->m->result, v->name));
@@ -227,7 +409,7 @@ static void add_dev_rows(const ctx *c, sp__table *t, const char *prefix, const d
 
 static void add_group(const ctx *c, const sp__summary_opts *o, sp__table *t, size_t g)
 {
-    char title[64], name[512];
+    char title[64], name[SP__NAME_CELL_BYTES];
     const char *unit = unit_of(o);
     item *first = &c->items[c->groups[g]];
     size_t n = c->groups[g + 1] - c->groups[g];
@@ -243,10 +425,19 @@ static void add_group(const ctx *c, const sp__summary_opts *o, sp__table *t, siz
     qsort(first, n, sizeof *first, cmp_item);
     for (size_t i = 0; i < n; i++) {
         const item *it = &first[i];
-        add_row(t, sp__result_name(c->m->result, it->name), &it->s, cpu_sum, gpu_sum, "0", unit);
+        detail_name(name, sizeof name, "",
+                    it->name == NO_OP_NAME ? "(no operator)" : sp__result_name(c->m->result, it->name));
+        add_row(t, name, &it->s, cpu_sum, gpu_sum, it->name == NO_OP_NAME ? "-" : "0", unit);
         for (int32_t k = it->first_inner; o->op_detail && k >= 0; k = c->inners[k].next) {
             const inner *in = &c->inners[k];
-            detail_name(name, sizeof name, "  ", sp__result_name(c->m->result, in->name));
+            if (in->helper) {
+                size_t room = NAME_WIDTH - 2 - (sizeof HELPER_SUFFIX - 1);
+                sp__fmt_name(name, sizeof name - sizeof HELPER_SUFFIX, "  ",
+                             sp__result_name(c->m->result, in->name), room, room - 3);
+                strcat(name, HELPER_SUFFIX);
+            } else {
+                detail_name(name, sizeof name, "  ", sp__result_name(c->m->result, in->name));
+            }
             add_row(t, name, &in->s, (double)it->s.cpu, (double)it->s.gpu, "-", unit);
             add_dev_rows(c, t, "    ", &in->devs, (double)in->s.gpu, unit);
         }
@@ -295,7 +486,9 @@ int sp__summary_operator(const sp__model *m, const sp__summary_opts *o, sp__tabl
         c.opdev = sp__opdev_new(m);
         if (!c.opdev) goto done;
     }
+    if (index_ops(&c) != 0) goto done;
     sp__model_visit(m, visit, &c);
+    charge_helpers(&c);
     if (c.failed) goto done;
     rc = 0;
     if (c.n_groups == 0) goto done; /* no Operator node: no table */
@@ -314,5 +507,13 @@ done:
     sp__free(c.inners);
     sp__free(c.devs);
     sp__opdev_free(c.opdev);
+    for (size_t i = 0; c.idx && i < m->thread_count; i++) {
+        sp__free(c.idx[i].ops);
+        sp__free(c.idx[i].up);
+        sp__free(c.idx[i].item);
+        sp__free(c.idx[i].outer);
+    }
+    sp__free(c.idx);
+    sp__free(c.pend);
     return rc;
 }

@@ -55,7 +55,7 @@ static int is_host_type(int type)
 static int collect_rows(const sp__model *m, overview_row *rows)
 {
     sp__model_item items[SP__ITEM_COUNT];
-    sp__summary_model_items(m, items);
+    if (sp__summary_model_items(m, items) != 0) return -1;
     sp__spans comm;
     sp__spans_init(&comm);
     if (sp__summary_cpu_comm(m, &comm) != 0) return -1;
@@ -75,6 +75,17 @@ static int collect_rows(const sp__model *m, overview_row *rows)
         if (type == SP_EVENT_COMMUNICATION) {
             r.calls = (int64_t)sp__spans_distinct(&comm);
             r.time = sp__spans_length(&comm);
+            /* As every host row, only the time inside the steps (model.h). */
+            if (!m->T_is_fallback) {
+                sp__spans in;
+                sp__spans_init(&in);
+                if (sp__spans_intersect(&in, &comm, &m->cpu_ranges[SP_EVENT_PROFILE_STEP]) != 0) {
+                    sp__spans_fini(&comm);
+                    return -1;
+                }
+                r.time = sp__spans_length(&in);
+                sp__spans_fini(&in);
+            }
         }
         rows[n++] = r;
     }

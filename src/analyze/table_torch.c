@@ -9,11 +9,13 @@
  * - Device ranges (Kernel, Memcpy, Memset) are not host ranges and are
  *   skipped; their time reaches the table through the nodes' gpu fields.
  * - Widths and the 52-character cut count UTF-8 code points, as Python's
- *   len() and str.format do; the name width is taken over all groups, and
+ *   len() and str.format do, after control characters are made visible
+ *   (sp__fmt_name); the name width is taken over all groups, and
  *   the percentages are of the sum over all groups, before row_limit (torch).
  * - Times are converted to microseconds (ns / 1000.0) before formatting, as
  *   torch keeps them; percentages are computed from the ns sums directly. */
 #include "table_torch.h"
+#include "table.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -242,7 +244,9 @@ static void render(const groups *gs, int row_limit, sp__buf *out)
         sum_self_cpu += g->self_cpu;
         sum_self_gpu += g->self_gpu;
         has_gpu |= g->gpu > 0 || g->self_gpu > 0;
-        size_t len = u8len(g->name);
+        char shown[SP__NAME_CELL_BYTES];
+        sp__fmt_name(shown, sizeof shown, "", g->name, NAME_CUT - 1, NAME_CUT);
+        size_t len = u8len(shown);
         if (len > name_width) name_width = len;
     }
     name_width = name_width + 4 < NAME_MAX_WIDTH ? name_width + 4 : NAME_MAX_WIDTH;
@@ -257,18 +261,15 @@ static void render(const groups *gs, int row_limit, sp__buf *out)
     put_row(out, cells, ncols, name_width);
     put_sep(out, name_width, ncols);
 
-    char text[11][64], name[NAME_CUT * 4 + 4];
+    char text[11][64], name[SP__NAME_CELL_BYTES];
     for (size_t c = 0; c < ncols; c++) cells[c] = text[c];
     cells[0] = name;
     for (size_t i = 0; i < gs->n && (row_limit < 0 || i < (size_t)row_limit); i++) {
         const group *g = &gs->g[i];
-        size_t cut = 0; /* bytes of the first NAME_CUT code points */
-        for (size_t cps = 0; g->name[cut]; cut++)
-            if (((unsigned char)g->name[cut] & 0xC0) != 0x80 && cps++ == NAME_CUT) break;
-        if (u8len(g->name) >= NAME_CUT)
-            snprintf(name, sizeof name, "%.*s...", (int)cut, g->name);
-        else
-            snprintf(name, sizeof name, "%s", g->name);
+        /* torch's cut (52 code points and more: the first 52 + "...") by
+         * the rule every table shares, which also makes control characters
+         * visible. */
+        sp__fmt_name(name, sizeof name, "", g->name, NAME_CUT - 1, NAME_CUT);
         fmt_share(text[1], sizeof text[1], g->self_cpu, sum_self_cpu);
         fmt_time(text[2], sizeof text[2], (double)g->self_cpu);
         fmt_share(text[3], sizeof text[3], g->cpu, sum_self_cpu);

@@ -1,8 +1,11 @@
 /* table_userdefined.c: the UserDefined Summary of semantics.md §6.8, called
- * by the summary driver. One §5.4 first-seen walk groups the
- * PythonUserDefined nodes (the public user-range API) by name, per thread
- * with thread_sep; names of memory manipulation (§6.7) are left to that
- * table. Groups are sorted like §6.5 (stable, GPU keys on ggpu).
+ * by the summary driver. One §5.4 first-seen walk groups the UserDefined
+ * and PythonUserDefined nodes (C's SP_EVENT_USER_DEFINED ranges and the
+ * Python RecordEvent ranges) by name, per thread with thread_sep, as paddle
+ * 2.x's table holds both (later paddle versions list only PythonUserDefined;
+ * a C user range would then appear in no table at all); names of memory
+ * manipulation (§6.7) are left to that table. Groups are sorted like §6.5
+ * (stable, GPU keys on ggpu).
  *
  * Decisions:
  * - Paddle prints the table only when it has items, so without any *out is
@@ -10,14 +13,18 @@
  * - CPU ratio = cpu / T (T's fallback of §6.0 included); GPU ratio = ggpu /
  *   the ProfileStep nodes' ggpu, or, with no ProfileStep node, the sum of
  *   ggpu over all thread roots (§9); a zero denominator prints 0.00.
- * - Paddle prints no closing separator; stepprof does (§6.8).
+ * - No closing separator after the last row, as paddle prints none
+ *   (issue 17; §6.8 used to say stepprof prints one).
  * - Name column: as wide as the longest name (Paddle), so "Name" may
- *   overflow it. */
+ *   overflow it; names are made visible and cut at NAME_CELL_MAX code points
+ *   (sp__fmt_name), so one odd name cannot widen the table without bound. */
 #include "summary.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define NAME_CELL_MAX 90 /* as the Kernel Summary's name column */
 
 typedef struct item {
     uint32_t name;
@@ -70,7 +77,8 @@ static void visit(void *vc, const sp__thread_model *t, const sp__node *n)
 {
     ctx *c = vc;
     const sp__event *e = &t->thread->events[n->event];
-    if (c->failed || e->type != SP_EVENT_PYTHON_USER_DEFINED) return;
+    if (c->failed || (e->type != SP_EVENT_PYTHON_USER_DEFINED && e->type != SP_EVENT_USER_DEFINED))
+        return;
     if (sp__is_memory_name(sp__result_name(c->result, e->name))) return;
     uint32_t key = e->name < c->map_n - 1 ? e->name : (uint32_t)(c->map_n - 1);
     if (c->n_groups == 0 || (c->thread_sep && c->tids[c->n_groups - 1] != t->thread->tid))
@@ -130,7 +138,10 @@ static void add_group(const sp__model *m, const ctx *c, const sp__summary_opts *
                           (double)s->cpu_min, (double)s->cpu, (double)m->T, unit);
         sp__fmt_composite(gpu, sizeof gpu, (double)s->gpu, s->calls, (double)s->gpu_max,
                           (double)s->gpu_min, (double)s->gpu, gpu_den, unit);
-        const char *cells[] = {sp__result_name(m->result, first[i].name), calls, cpu, gpu};
+        char name[SP__NAME_CELL_BYTES];
+        sp__fmt_name(name, sizeof name, "", sp__result_name(m->result, first[i].name), NAME_CELL_MAX,
+                     NAME_CELL_MAX - 3);
+        const char *cells[] = {name, calls, cpu, gpu};
         sp__table_row(t, cells);
     }
 }
@@ -154,7 +165,6 @@ static sp__table *render(const sp__model *m, const ctx *c, const sp__summary_opt
     sp__table_header(t, head);
     sp__table_separator(t);
     for (size_t g = 0; g < c->n_groups; g++) add_group(m, c, o, t, g, gpu_den);
-    sp__table_separator(t);
     sp__table_blank(t);
     sp__table_blank(t);
     return t;
