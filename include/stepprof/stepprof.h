@@ -174,7 +174,8 @@ SP_API const char *sp_counter_name(sp_counter_kind counter);
  *    buffer is warm, never locks.
  *  - sp_range_begin_copy(type, name, len): the len bytes are copied, so the
  *    caller may free or reuse the buffer as soon as the call returns. Any bytes
- *    are accepted; names over 4096 bytes are cut (counted as names_cut) and
+ *    are accepted; names over 4096 bytes are cut (counted as names_cut), a
+ *    NUL byte inside the name becomes U+FFFD (counted as names_cut too) and
  *    invalid UTF-8 is replaced by U+FFFD when the span is collected (counted).
  *
  * Costs when not recording: with no profiler started, every call is one load
