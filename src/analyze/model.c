@@ -153,6 +153,26 @@ int64_t sp__model_in_steps(const sp__model *m, int64_t start, int64_t end,
   return in;
 }
 
+int sp__model_clip_to_steps(const sp__model *m, sp__spans *s) {
+  if (m->T_is_fallback)
+    return 0;
+  sp__spans in;
+  sp__spans_init(&in);
+  if (sp__spans_intersect(&in, s, &m->cpu_ranges[SP_EVENT_PROFILE_STEP]) != 0) {
+    sp__spans_fini(s);
+    s->failed = 1;
+    return -1;
+  }
+  sp__spans_merge(s);
+  if (sp__spans_length(&in) < sp__spans_length(s)) {
+    sp__spans tmp = *s;
+    *s = in;
+    in = tmp;
+  }
+  sp__spans_fini(&in);
+  return 0;
+}
+
 /* With steps, a host type whose ranges reach outside them keeps only its
  * time inside, and counts only the ranges that lie (partly) inside
  * (model.h): a range left open in a crash dump and closed at the dump's

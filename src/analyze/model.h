@@ -116,6 +116,13 @@ int32_t sp__model_node_of(const sp__thread_model *t, int32_t ev);
  * range counts whole. O(log steps + steps it covers). */
 int64_t sp__model_in_steps(const sp__model *m, int64_t start, int64_t end, int *counts);
 
+/* Merges s and, where part of it lies outside the ProfileStep union, keeps
+ * only its positive-length pieces inside (s is left as it is without steps,
+ * T_is_fallback, or when it lies wholly inside): the host ranges a table
+ * takes from elsewhere (communication) follow the rule above. Returns 0, or
+ * -1 when memory ran out (s empty, failed). */
+int sp__model_clip_to_steps(const sp__model *m, sp__spans *s);
+
 /* model_gpu.c: charges attributed device time to nodes (gpu, self_gpu, ggpu;
  * self_cpu loses the runtime calls, §5.2), adds the runtime calls to
  * cpu_ranges[CudaRuntime] and fills the device side above. Called by

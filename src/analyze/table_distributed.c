@@ -258,7 +258,9 @@ int sp__summary_distributed(const sp__model *m, const sp__summary_opts *o, sp__t
     sp__spans_init(&comm);
     sp__spans_init(&comp);
     sp__spans_init(&overlap);
-    if (sp__summary_cpu_comm(m, &cpu) != 0) goto done;
+    /* Host communication counts only inside the steps, as in the Overview
+     * (model.h); kernels keep their GPU-clock times. */
+    if (sp__summary_cpu_comm(m, &cpu) != 0 || sp__model_clip_to_steps(m, &cpu) != 0) goto done;
     if (classify_kernels(m, &gpu, &comp) != 0) goto done;
     if (sp__spans_union(&comm, &cpu, &gpu) != 0) goto done; /* merges both */
     rc = 0;

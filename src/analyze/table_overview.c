@@ -73,19 +73,21 @@ static int collect_rows(const sp__model *m, overview_row *rows)
             r.time = items[item].cpu_total;
         }
         if (type == SP_EVENT_COMMUNICATION) {
-            r.calls = (int64_t)sp__spans_distinct(&comm);
-            r.time = sp__spans_length(&comm);
-            /* As every host row, only the time inside the steps (model.h). */
-            if (!m->T_is_fallback) {
-                sp__spans in;
-                sp__spans_init(&in);
-                if (sp__spans_intersect(&in, &comm, &m->cpu_ranges[SP_EVENT_PROFILE_STEP]) != 0) {
-                    sp__spans_fini(&comm);
-                    return -1;
-                }
-                r.time = sp__spans_length(&in);
-                sp__spans_fini(&in);
+            /* As every host row, only the ranges and the time inside the
+             * steps (model.h). */
+            size_t kept = 0;
+            for (size_t i = 0; i < comm.n; i++) {
+                int counts;
+                sp__model_in_steps(m, comm.v[i].start, comm.v[i].end, &counts);
+                if (counts) comm.v[kept++] = comm.v[i];
             }
+            comm.n = kept;
+            r.calls = (int64_t)sp__spans_distinct(&comm);
+            if (sp__model_clip_to_steps(m, &comm) != 0) {
+                sp__spans_fini(&comm);
+                return -1;
+            }
+            r.time = sp__spans_length(&comm);
         }
         rows[n++] = r;
     }

@@ -250,6 +250,28 @@ static void test_summary_crash_dump_open_range(void)
     sp_result_release(r);
 }
 
+/* The same for communication: an allreduce left open at the crash counts
+ * only inside the steps, in the Overview and in the Distribution Summary:
+ * 40 us of the 100 us step (40.00 %), not 920 us. */
+static void test_summary_crash_dump_open_communication(void)
+{
+    static const fixture_range ev[] = {
+        {"ProfileStep#0", SP_EVENT_PROFILE_STEP, 0, 100 * US},
+        {"allreduce", SP_EVENT_COMMUNICATION, 50 * US, 90 * US},
+        {"allreduce", SP_EVENT_COMMUNICATION, 120 * US, 1000 * US},
+    };
+    sp_result *r = new_result(0, 1000 * US);
+    if (!r) return;
+    fixture_add_thread(r, 1, "main", ev, sizeof ev / sizeof *ev);
+    r->threads[0].events[2].flags |= SP_EVENT_FLAG_UNCLOSED;
+    const char *text = summary_of(r, 1u << SP_VIEW_OVERVIEW | 1u << SP_VIEW_DISTRIBUTED, 0);
+    CHECK(!has_negative(text));
+    CHECK(strstr(text, "  Communication            1                          40.00                      40.00") != NULL);
+    CHECK(strstr(text, "  Communication            40.00                      40.00") != NULL);
+    CHECK(strstr(text, "920") == NULL);
+    sp_result_release(r);
+}
+
 /* Forward on two threads at once (80 us each in a 100 us step): the phases
  * add up to 160 us, past T; "Others" is 0.00, never negative. */
 static void test_summary_model_others_never_negative(void)
@@ -276,6 +298,7 @@ int main(void)
     RUN_TEST(test_summary_operator_helper_threads_sep);
     RUN_TEST(test_summary_named_view_without_data_says_so);
     RUN_TEST(test_summary_crash_dump_open_range);
+    RUN_TEST(test_summary_crash_dump_open_communication);
     RUN_TEST(test_summary_model_others_never_negative);
     RUN_TEST(test_summary_depth_one_million);
     return TEST_SUMMARY();

@@ -364,8 +364,9 @@ static void test_misuse_one_megabyte_names(void)
 /* A copied name holding every byte value 0..255, NUL included, and one of
  * 1..255 copied and as a static name: the result's names are valid UTF-8
  * (each invalid byte 0x80..0xFF becomes U+FFFD, 3 bytes, and the name is
- * counted once), a NUL ends a name (result names are C strings), and the
- * trace loads back and is valid JSON. */
+ * counted once), a NUL becomes U+FFFD and counts as a cut name (issue 17:
+ * it used to end the name silently), and the trace loads back and is valid
+ * JSON. */
 static void test_misuse_names_with_every_byte_value(void)
 {
     char all[256], no_nul[256];
@@ -385,15 +386,18 @@ static void test_misuse_names_with_every_byte_value(void)
     CHECK_OK(sp_profiler_stop(p));
     const sp_result *r = sp_profiler_result(p);
     sp_event_info e;
-    size_t events = 0, empty = 0, repaired = 0;
+    size_t events = 0, empty = 0, repaired = 0, nul = 0;
     for (size_t i = 0; sp_result_event(r, 0, i, &e) == SP_OK; i++, events++) {
         CHECK(sp__utf8_valid(e.name, strlen(e.name)));
         empty += e.name[0] == '\0';
         repaired += strlen(e.name) == 127 + 128 * 3;
+        nul += strlen(e.name) == 3 + 127 + 128 * 3 && memcmp(e.name, "\xef\xbf\xbd", 3) == 0;
     }
     CHECK_EQ(6, events); /* and ProfileStep#0 */
-    CHECK_EQ(1, empty);  /* the name that starts with NUL */
+    CHECK_EQ(0, empty);  /* the name that starts with NUL is kept whole */
+    CHECK_EQ(1, nul);
     CHECK_EQ(4, repaired);
+    CHECK_U64_EQ(1, sp_result_counter(r, SP_COUNTER_NAMES_CUT));
     CHECK_U64_EQ(5, sp_result_counter(r, SP_COUNTER_INVALID_UTF8));
     char path[] = "/tmp/stepprof-misuse-bytes-XXXXXX.json";
     int fd = mkstemps(path, 5);
