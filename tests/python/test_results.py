@@ -135,5 +135,7 @@ def test_names_past_the_intern_table_and_odd_names_are_recorded():
                 pass
         prof.step()
     got = [e.name for e in prof.get_result().events(0) if e.type == TracerEventType.PythonUserDefined]
-    # sp_event_info.name is a C string, so a name reads back up to its NUL.
-    assert got == names[:-1] + ["nul"]
+    # A NUL inside a name is kept as U+FFFD with the bytes after it, and
+    # counted as names_cut (issue 17; it used to end the name silently).
+    assert got == names[:-1] + ["nul\ufffdbyte"]
+    assert prof.get_result().counters["names_cut"] == 1
