@@ -129,7 +129,8 @@ enum {
  * additions (a begin whose end never came within the span; an end with no
  * open begin; a CUDA call that its range's external correlation id places
  * in that range but whose GPU-clock time falls outside it, so the GPU
- * clock disagrees with the host's). */
+ * clock disagrees with the host's); split_ranges counts ranges open across
+ * a step boundary that were cut at it (SP_EVENT_FLAG_SPLIT). */
 #define SP_COUNTER_LIST(X)                                                     \
     X(SP_COUNTER_HOST_DROPPED, "host_dropped")                                 \
     X(SP_COUNTER_CUPTI_DROPPED, "cupti_dropped")                               \
@@ -145,7 +146,8 @@ enum {
     X(SP_COUNTER_MISUSE, "misuse")                                             \
     X(SP_COUNTER_UNCLOSED_RANGES, "unclosed_ranges")                           \
     X(SP_COUNTER_UNMATCHED_ENDS, "unmatched_ends")                             \
-    X(SP_COUNTER_CLOCK_MISMATCH, "clock_mismatch")
+    X(SP_COUNTER_CLOCK_MISMATCH, "clock_mismatch")                             \
+    X(SP_COUNTER_SPLIT_RANGES, "split_ranges")
 
 typedef enum sp_counter_kind {
 #define SP__COUNTER_ENUM(name, text) name,
@@ -630,7 +632,14 @@ enum {
     SP_EVENT_FLAG_INSTANT = 1u << 0,  /* zero-length mark */
     SP_EVENT_FLAG_COUNTER = 1u << 1,  /* counter sample; value is set */
     SP_EVENT_FLAG_UNCLOSED = 1u << 2, /* never ended: closed at span end */
-    SP_EVENT_FLAG_OVERLAP = 1u << 3   /* partially overlapped a range it is not nested in */
+    SP_EVENT_FLAG_OVERLAP = 1u << 3,  /* partially overlapped a range it is not nested in */
+    /* A piece of a range that was open across a step boundary: it is cut at
+     * the boundary of each ProfileStep range it partially overlaps, so that
+     * ranges nest in the trace (docs/design.md, "Ranges open across a step").
+     * Every piece has SPLIT; every piece but the first also SPLIT_CONT (so a
+     * count of calls can skip those). Counted once per range as split_ranges. */
+    SP_EVENT_FLAG_SPLIT = 1u << 4,
+    SP_EVENT_FLAG_SPLIT_CONT = 1u << 5
 };
 
 typedef struct sp_thread_info {
