@@ -91,9 +91,8 @@ uint64_t sp__tree_build(sp__event *events, size_t count)
  * steps. The pieces keep the name and type; every piece is flagged
  * SP_EVENT_FLAG_SPLIT and every piece but the first SP_EVENT_FLAG_SPLIT_CONT.
  * A range nested in another is cut at the same points as the outer one, so
- * the pieces still nest. A range still open at the span's end (UNCLOSED)
- * that runs past the last step ends with that step instead: the rest of the
- * span is stop()'s own time, and a cut there would leave a sliver. */
+ * the pieces still nest. Ranges begun in the last step that run past it
+ * (still open at stop, UNCLOSED) extend that step instead (extend_last_step). */
 
 typedef struct step_span {
     int64_t start_ns, end_ns;
@@ -122,6 +121,29 @@ static int is_step(const sp__event *e)
     return e->type == SP_EVENT_PROFILE_STEP && !sp__event_is_mark(e);
 }
 
+/* The last step ends in stop(), a moment before the span does; a range
+ * begun in it and still open then (UNCLOSED, ended at the span's end) would
+ * overlap it by stop()'s own time. The step is extended to the end of such
+ * ranges instead of leaving a sliver of each after it. */
+static void extend_last_step(sp__thread *t, step_span *last)
+{
+    int64_t end = last->end_ns;
+    for (size_t i = 0; i < t->count; i++) {
+        const sp__event *e = &t->events[i];
+        if (is_step(e) || sp__event_is_mark(e)) continue;
+        if (e->start_ns > last->start_ns && e->start_ns < last->end_ns && e->end_ns > end) end = e->end_ns;
+    }
+    if (end == last->end_ns) return;
+    for (size_t i = 0; i < t->count; i++) {
+        sp__event *e = &t->events[i];
+        if (is_step(e) && e->start_ns == last->start_ns && e->end_ns == last->end_ns) {
+            e->end_ns = end;
+            break;
+        }
+    }
+    last->end_ns = end;
+}
+
 uint64_t sp__tree_split_at_steps(sp__thread *t)
 {
     size_t nsteps = 0;
@@ -133,18 +155,12 @@ uint64_t sp__tree_split_at_steps(sp__thread *t)
     for (size_t i = 0; i < t->count; i++)
         if (is_step(&t->events[i])) steps[k++] = (step_span){t->events[i].start_ns, t->events[i].end_ns};
     qsort(steps, nsteps, sizeof *steps, by_step_start);
+    extend_last_step(t, &steps[nsteps - 1]);
     uint64_t split = 0;
     size_t count = t->count;
     for (size_t i = 0; i < count; i++) {
         sp__event e = t->events[i];
         if (is_step(&e) || sp__event_is_mark(&e) || e.end_ns <= e.start_ns) continue;
-        const step_span *final = &steps[nsteps - 1];
-        if ((e.flags & SP_EVENT_FLAG_UNCLOSED) && e.start_ns < final->end_ns && e.end_ns > final->end_ns) {
-            /* Still open at stop: it ends with the last step (the time after
-             * it is stop()'s own), so it need not be cut there. */
-            e.end_ns = final->end_ns;
-            t->events[i].end_ns = e.end_ns;
-        }
         int64_t cut[2];
         int ncut = 0;
         ptrdiff_t a = step_before(steps, nsteps, e.start_ns); /* begins inside it? */

@@ -551,7 +551,8 @@ static void test_profiler_nested_ranges_across_steps_nest_in_the_trace(void)
     const sp_result *r = sp_profiler_result(f.prof);
     CHECK_U64_EQ(0, sp_result_counter(r, SP_COUNTER_OVERLAP));
     /* outer, inner and late are cut; "open at stop" began in the last step
-     * and ends with it (as outer's last piece does), flagged UNCLOSED. */
+     * and ends at the span's end (UNCLOSED), where the last step and outer's
+     * last piece now end too. */
     CHECK_U64_EQ(3, sp_result_counter(r, SP_COUNTER_SPLIT_RANGES));
     CHECK_U64_EQ(2, sp_result_counter(r, SP_COUNTER_UNCLOSED_RANGES));
     int unclosed_outer = 0, at_stop = 0;
@@ -571,6 +572,9 @@ static void test_profiler_nested_ranges_across_steps_nest_in_the_trace(void)
     }
     CHECK_EQ(1, unclosed_outer);
     CHECK_EQ(1, at_stop);
+    int64_t span_end = 0;
+    sp_result_span(r, NULL, &span_end);
+    CHECK_EQ(span_end, last_step_end);
     CHECK_EQ(last_step_end, outer_end);
     CHECK_EQ(last_step_end, at_stop_end);
     char path[] = "/tmp/stepprof-nest-XXXXXX.json";
