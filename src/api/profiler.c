@@ -73,8 +73,10 @@ static void live_add(sp_profiler *p)
 static void live_remove(sp_profiler *p)
 {
     pthread_mutex_lock(&live_lock);
-    if (p->live_prev) p->live_prev->live_next = p->live_next;
-    else if (live == p) live = p->live_next;
+    if (p->live_prev)
+        p->live_prev->live_next = p->live_next;
+    else if (live == p)
+        live = p->live_next;
     if (p->live_next) p->live_next->live_prev = p->live_prev;
     p->live_prev = p->live_next = NULL;
     pthread_mutex_unlock(&live_lock);
@@ -509,7 +511,10 @@ static sp_status check_crash_dir(sp_profiler *p)
     crash_file(p, path, sizeof path);
     char *slash = strrchr(path, '/');
     if (!slash) return SP_OK; /* the current directory */
-    if (slash == path) slash[1] = '\0'; else slash[0] = '\0';
+    if (slash == path)
+        slash[1] = '\0'; /* the root */
+    else
+        slash[0] = '\0';
     if (sp__mkdirs(path) != SP_OK || access(path, W_OK | X_OK) != 0)
         return sp__fail(SP_EIO, "sp_profiler_start: save_on_crash: cannot create or write the "
                                 "directory '%s' of crash_path '%s'", path,

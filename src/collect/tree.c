@@ -110,8 +110,10 @@ static ptrdiff_t step_before(const step_span *steps, size_t n, int64_t t)
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (steps[mid].start_ns < t) lo = mid + 1;
-        else hi = mid;
+        if (steps[mid].start_ns < t)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return (ptrdiff_t)lo - 1;
 }
@@ -131,7 +133,8 @@ static void extend_last_step(sp__thread *t, step_span *last)
     for (size_t i = 0; i < t->count; i++) {
         const sp__event *e = &t->events[i];
         if (is_step(e) || sp__event_is_mark(e)) continue;
-        if (e->start_ns > last->start_ns && e->start_ns < last->end_ns && e->end_ns > end) end = e->end_ns;
+        if (e->start_ns > last->start_ns && e->start_ns < last->end_ns && e->end_ns > end)
+            end = e->end_ns;
     }
     if (end == last->end_ns) return;
     for (size_t i = 0; i < t->count; i++) {
@@ -147,13 +150,15 @@ static void extend_last_step(sp__thread *t, step_span *last)
 uint64_t sp__tree_split_at_steps(sp__thread *t)
 {
     size_t nsteps = 0;
-    for (size_t i = 0; i < t->count; i++) nsteps += is_step(&t->events[i]);
+    for (size_t i = 0; i < t->count; i++)
+        nsteps += is_step(&t->events[i]);
     if (nsteps == 0) return 0;
     step_span *steps = sp__alloc(sizeof *steps * nsteps);
     if (!steps) return 0; /* left unsplit: counted as overlaps by the nesting pass */
     size_t k = 0;
     for (size_t i = 0; i < t->count; i++)
-        if (is_step(&t->events[i])) steps[k++] = (step_span){t->events[i].start_ns, t->events[i].end_ns};
+        if (is_step(&t->events[i]))
+            steps[k++] = (step_span){t->events[i].start_ns, t->events[i].end_ns};
     qsort(steps, nsteps, sizeof *steps, by_step_start);
     extend_last_step(t, &steps[nsteps - 1]);
     uint64_t split = 0;
@@ -164,15 +169,17 @@ uint64_t sp__tree_split_at_steps(sp__thread *t)
         int64_t cut[2];
         int ncut = 0;
         ptrdiff_t a = step_before(steps, nsteps, e.start_ns); /* begins inside it? */
-        if (a >= 0 && steps[a].end_ns > e.start_ns && steps[a].end_ns < e.end_ns) cut[ncut++] = steps[a].end_ns;
-        ptrdiff_t b = step_before(steps, nsteps, e.end_ns);   /* ends inside it? */
+        if (a >= 0 && steps[a].end_ns > e.start_ns && steps[a].end_ns < e.end_ns)
+            cut[ncut++] = steps[a].end_ns;
+        ptrdiff_t b = step_before(steps, nsteps, e.end_ns); /* ends inside it? */
         if (b >= 0 && steps[b].start_ns > e.start_ns && steps[b].end_ns > e.end_ns &&
             (ncut == 0 || steps[b].start_ns > cut[0]))
             cut[ncut++] = steps[b].start_ns;
         if (ncut == 0) continue;
         if (t->count + (size_t)ncut > t->cap) {
             size_t cap = t->cap ? t->cap * 2 : 16;
-            while (cap < t->count + (size_t)ncut) cap *= 2;
+            while (cap < t->count + (size_t)ncut)
+                cap *= 2;
             sp__event *grown = sp__realloc(t->events, sizeof *grown * cap);
             if (!grown) break; /* the rest stay whole, counted as overlaps */
             t->events = grown;

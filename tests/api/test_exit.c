@@ -36,7 +36,8 @@ static void child(const char *schedule, int steps)
     if (fd < 0 || dup2(fd, 2) < 0) _exit(98);
     sp_options o;
     sp_options_init(&o);
-    if (schedule && sp_scheduler_custom(&o.scheduler, from_string, (void *)schedule) != SP_OK) _exit(97);
+    if (schedule && sp_scheduler_custom(&o.scheduler, from_string, (void *)schedule) != SP_OK)
+        _exit(97);
     if (sp_handler_chrome_tracing(&o.on_trace_ready, trace_dir, "worker") != SP_OK) _exit(96);
     if (sp_profiler_create(&o, &child_profiler) != SP_OK) _exit(95);
     if (sp_profiler_start(child_profiler) != SP_OK) _exit(94);
@@ -75,8 +76,10 @@ static int list_traces(char names[][256], int max, int *temporaries)
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.') continue;
-        if (strstr(e->d_name, ".tmp")) (*temporaries)++;
-        else if (n < max) snprintf(names[n++], 256, "%s", e->d_name);
+        if (strstr(e->d_name, ".tmp"))
+            (*temporaries)++;
+        else if (n < max)
+            snprintf(names[n++], 256, "%s", e->d_name);
     }
     closedir(d);
     qsort(names, (size_t)n, 256, (int (*)(const void *, const void *))strcmp);
@@ -97,7 +100,8 @@ static char *slurp(const char *path)
 static int count_lines(const char *text)
 {
     int n = 0;
-    for (; text && *text; text++) n += *text == '\n';
+    for (; text && *text; text++)
+        n += *text == '\n';
     return n;
 }
 
@@ -111,7 +115,8 @@ static int count_named(const char *file, const char *name)
     int n = 0;
     sp_event_info e;
     for (size_t t = 0; t < sp_result_thread_count(r); t++)
-        for (size_t i = 0; sp_result_event(r, t, i, &e) == SP_OK; i++) n += strcmp(e.name, name) == 0;
+        for (size_t i = 0; sp_result_event(r, t, i, &e) == SP_OK; i++)
+            n += strcmp(e.name, name) == 0;
     sp_result_release(r);
     return n;
 }
