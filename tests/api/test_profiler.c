@@ -515,6 +515,19 @@ static void test_profiler_user_range_open_across_step_keeps_steps_intact(void)
     CHECK(first > step[0].start_ns && step[0].end_ns < step[1].start_ns);
     CHECK(last > step[2].start_ns && last < step[2].end_ns);
 
+    /* The Overview counts epoch as one call, its time once. */
+    sp_summary_table *table = NULL;
+    CHECK_OK(sp_result_summary_table(r, SP_VIEW_OVERVIEW, NULL, &table));
+    int rows = 0;
+    for (size_t line = 0; line < sp_summary_table_lines(table); line++)
+        if (sp_summary_table_line_kind(table, line) == SP_LINE_ROW &&
+            strcmp(sp_summary_table_cell(table, line, 0), "  UserDefined") == 0) {
+            rows++;
+            CHECK_STR_EQ("1", sp_summary_table_cell(table, line, 1));
+        }
+    CHECK_EQ(1, rows);
+    sp_summary_table_destroy(table);
+
     /* In the exported JSON every thread's X events nest. */
     char path[] = "/tmp/stepprof-nest-XXXXXX.json";
     int fd = mkstemps(path, 5);
