@@ -457,10 +457,18 @@ static int pr_clear(PyObject *self)
 static void pr_finalize(PyObject *self)
 {
     if (!SELF->prof || !SELF->running) return;
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *saved = PyErr_GetRaisedException();
+#else
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
+#endif
     if (stop_unstopped(SELF, "Profiler deleted") < 0) PyErr_WriteUnraisable(self);
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(saved);
+#else
     PyErr_Restore(type, value, tb);
+#endif
 }
 
 static void pr_dealloc(PyObject *self)
