@@ -129,7 +129,8 @@ enum {
  * additions (a begin whose end never came within the span; an end with no
  * open begin; a CUDA call that its range's external correlation id places
  * in that range but whose GPU-clock time falls outside it, so the GPU
- * clock disagrees with the host's). */
+ * clock disagrees with the host's); split_ranges counts ranges open across
+ * a step boundary that were cut at it (SP_EVENT_FLAG_SPLIT). */
 #define SP_COUNTER_LIST(X)                                                     \
     X(SP_COUNTER_HOST_DROPPED, "host_dropped")                                 \
     X(SP_COUNTER_CUPTI_DROPPED, "cupti_dropped")                               \
@@ -145,7 +146,8 @@ enum {
     X(SP_COUNTER_MISUSE, "misuse")                                             \
     X(SP_COUNTER_UNCLOSED_RANGES, "unclosed_ranges")                           \
     X(SP_COUNTER_UNMATCHED_ENDS, "unmatched_ends")                             \
-    X(SP_COUNTER_CLOCK_MISMATCH, "clock_mismatch")
+    X(SP_COUNTER_CLOCK_MISMATCH, "clock_mismatch")                             \
+    X(SP_COUNTER_SPLIT_RANGES, "split_ranges")
 
 typedef enum sp_counter_kind {
 #define SP__COUNTER_ENUM(name, text) name,
@@ -398,9 +400,14 @@ typedef enum sp_log_level { SP_LOG_INFO = 0, SP_LOG_WARNING = 1, SP_LOG_ERROR = 
 typedef void (*sp_log_fn)(sp_log_level level, const char *message, void *user);
 
 /* Called when a span's result is ready (paddle's on_trace_ready): in the
- * step() that follows the last recorded step, and in stop(). The handler runs
- * on the thread that called step/stop; sp_profiler_result(prof) is the new
- * result. It must not call start, step, stop or destroy on prof. */
+ * step() that follows the last recorded step, in stop(), and in destroy or at
+ * exit for a profiler never stopped. The handler runs on the thread that
+ * called step/stop; sp_profiler_result(prof) is the new result. Reading calls
+ * on prof (result, trace_path, export, step_info) are allowed. start, step
+ * and stop on prof fail with SP_EBUSY ("...: called from on_trace_ready; ..."),
+ * are counted by sp_profiler_misuse_count and change nothing. destroy on prof
+ * is deferred: prof is destroyed when the step/stop/destroy call that ran the
+ * handler returns (prof stays valid until then). */
 typedef void (*sp_trace_ready_fn)(sp_profiler *prof, void *user);
 
 /* An on_trace_ready handler with its data. The profiler owns `user` once it
@@ -460,8 +467,9 @@ typedef struct sp_options {
     bool save_on_crash;
     /* The dump's path; NULL means "stepprof_crash.<pid>.spdump" in the
      * current directory. Written only at a crash (through a temporary file
-     * beside it, removed at stop). Must stay valid while the profiler
-     * exists. */
+     * beside it, removed at stop). Its directory is created at start if
+     * missing (like mkdir -p); if it cannot be created or written, start
+     * fails with SP_EIO. Must stay valid while the profiler exists. */
     const char *crash_path;
     /* Streaming mode of save_on_crash (ignored without it): while a span is
      * recorded, the dump at crash_path is kept up to date about once a
@@ -506,9 +514,18 @@ SP_API void sp_options_init(sp_options *opts);
  * Threads: any. */
 SP_API sp_status sp_profiler_create(const sp_options *opts, sp_profiler **out);
 
-/* Destroys a profiler. If it is still running it is stopped first (without
- * calling on_trace_ready); pending exports are finished. NULL does nothing.
- * Results retained with sp_result_retain stay valid.
+/* Destroys a profiler. If it was started and never stopped, it is stopped
+ * first as by stop() (without the Perf Summary): a span being recorded is
+ * collected and passed to on_trace_ready, and one warning line says so and
+ * names the trace file. Pending exports are finished. NULL does nothing.
+ * Called from prof's own on_trace_ready, the destroy is deferred until the
+ * call that ran the handler returns. Results retained with sp_result_retain
+ * stay valid.
+ * At exit() (or a return from main), every profiler that was started and
+ * never stopped is stopped the same way (the line begins "at exit:"), and
+ * every profiler's pending exports are finished; the profilers are not
+ * freed. This does not happen in a forked child for its parent's profilers,
+ * nor after _exit() or a crash (see save_on_crash).
  * Threads: not concurrently with any other call on prof. */
 SP_API void sp_profiler_destroy(sp_profiler *prof);
 
@@ -516,9 +533,14 @@ SP_API void sp_profiler_destroy(sp_profiler *prof);
  * outermost Dataloader ranges as reader cost and the time between steps as
  * batch cost; timers of nested profilers stack), applies the transition from
  * CLOSED to the scheduler's state for step 0, and opens "ProfileStep#0".
- * Errors: SP_ESTATE if already started, SP_EBUSY if another profiler holds
- * the tracers (this profiler then behaves as CLOSED and retries at its next
- * transition).
+ * After stop, start restarts the profiler as paddle's does: the step number
+ * keeps counting, the scheduler is asked for the step reached (N), a new
+ * span begins if that state records, and "ProfileStep#N" opens.
+ * Errors: SP_ESTATE if started and not yet stopped; SP_EBUSY if another
+ * profiler holds the tracers (this profiler then behaves as CLOSED and
+ * retries at its next transition), or if called from prof's own
+ * on_trace_ready; SP_EIO if save_on_crash's directory cannot be created or
+ * written (nothing changes).
  * Threads: the thread that will call step and stop. */
 SP_API sp_status sp_profiler_start(sp_profiler *prof);
 
@@ -527,8 +549,8 @@ SP_API sp_status sp_profiler_start(sp_profiler *prof);
  * on_trace_ready), then opens "ProfileStep#N+1". num_samples is the batch
  * size for the benchmark timer, or -1 if unknown.
  * Errors: SP_ESTATE if not started or already stopped (counted as misuse),
- * SP_EBUSY as for start, SP_ENOMEM if a span could not be collected (it is
- * lost; the previous result stays).
+ * SP_EBUSY as for start (also from on_trace_ready), SP_ENOMEM if a span could
+ * not be collected (it is lost; the previous result stays).
  * Threads: the thread that called start. */
 SP_API sp_status sp_profiler_step(sp_profiler *prof, int64_t num_samples);
 
@@ -537,7 +559,8 @@ SP_API sp_status sp_profiler_step(sp_profiler *prof, int64_t num_samples);
  * and discards. Waits until the built-in exporters have written every file.
  * If more than 10 steps were timed, sends the benchmark Perf Summary (steps
  * 11 and later) to the report callback, also with timer_only.
- * Errors: SP_ESTATE if not started or stopped twice; SP_ENOMEM if the span
+ * Errors: SP_ESTATE if not started or stopped twice; SP_EBUSY if called from
+ * prof's own on_trace_ready (nothing changes); SP_ENOMEM if the span
  * could not be collected; SP_EIO (or SP_ENOMEM) if a built-in handler could
  * not write a span's file or create its directory (the message names it).
  * Threads: the thread that called start. */
@@ -631,7 +654,14 @@ enum {
     SP_EVENT_FLAG_INSTANT = 1u << 0,  /* zero-length mark */
     SP_EVENT_FLAG_COUNTER = 1u << 1,  /* counter sample; value is set */
     SP_EVENT_FLAG_UNCLOSED = 1u << 2, /* never ended: closed at span end */
-    SP_EVENT_FLAG_OVERLAP = 1u << 3   /* partially overlapped a range it is not nested in */
+    SP_EVENT_FLAG_OVERLAP = 1u << 3,  /* partially overlapped a range it is not nested in */
+    /* A piece of a range that was open across a step boundary: it is cut at
+     * the boundary of each ProfileStep range it partially overlaps, so that
+     * ranges nest in the trace (docs/design.md, "Ranges open across a step").
+     * Every piece has SPLIT; every piece but the first also SPLIT_CONT (so a
+     * count of calls can skip those). Counted once per range as split_ranges. */
+    SP_EVENT_FLAG_SPLIT = 1u << 4,
+    SP_EVENT_FLAG_SPLIT_CONT = 1u << 5
 };
 
 typedef struct sp_thread_info {

@@ -47,6 +47,9 @@ void spx_py_trace_ready(sp_profiler *prof, void *user)
 {
     (void)prof;
     spx_callback *d = user;
+    /* Not after the interpreter is gone (the C exit hook, a profiler the
+     * Python exit hook missed), nor for an owner being freed. */
+    if (!d->owner || !python_usable()) return;
     PyGILState_STATE g = PyGILState_Ensure();
     PyObject *r = PyObject_CallOneArg(d->fn, (PyObject *)d->owner);
     Py_XDECREF(r);

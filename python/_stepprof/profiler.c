@@ -8,7 +8,13 @@
  * result, step_info) work; stop() is deferred until the outer call returns
  * (paddle's guide calls prof.stop() inside on_trace_ready); start() and step()
  * raise RuntimeError. A call from another thread while one is running raises
- * RuntimeError instead of racing on the C object. */
+ * RuntimeError instead of racing on the C object.
+ *
+ * A profiler started and never stopped is not lost (issue 17): at exit,
+ * stepprof.profiler's atexit hook calls _stop_at_exit(), and a profiler
+ * dropped while running is stopped by its finalizer (tp_finalize, where the
+ * object is still alive and may be passed to on_trace_ready). Either way the
+ * span is delivered and one line on sys.stderr says where it went. */
 #include "profiler.h"
 
 #include "pythread.h"
@@ -230,6 +236,7 @@ static PyObject *do_stop(SpxProfiler *self)
     sp_status s;
     char msg[512] = "";
     self->stop_deferred = 0;
+    self->running = 0;
     Py_BEGIN_ALLOW_THREADS
     s = sp_profiler_stop(self->prof);
     if (s != SP_OK) snprintf(msg, sizeof msg, "%s", sp_last_error());
@@ -260,6 +267,7 @@ static PyObject *pr_start(PyObject *self, PyObject *unused)
     s = sp_profiler_start(SELF->prof);
     if (s != SP_OK) snprintf(msg, sizeof msg, "%s", sp_last_error());
     Py_END_ALLOW_THREADS
+    if (s == SP_OK || s == SP_EBUSY) SELF->running = 1;
     return after_call(SELF, leave(SELF, s, msg));
 }
 
@@ -297,6 +305,39 @@ static PyObject *pr_stop(PyObject *self, PyObject *unused)
     }
     SELF->busy = PyThread_get_thread_ident();
     return do_stop(SELF);
+}
+
+/* Stops a profiler that was never stopped (at exit, or dropped while
+ * running): as stop() does; when a span was being recorded, one line on
+ * sys.stderr says that it was delivered and where. `when` begins the line.
+ * Returns 0, or -1 with an exception set. */
+static int stop_unstopped(SpxProfiler *self, const char *when)
+{
+    if (!self->prof || !self->running || self->busy) return 0;
+    sp_state state = sp_profiler_state(self->prof);
+    int had_span = state == SP_STATE_RECORD || state == SP_STATE_RECORD_AND_RETURN;
+    self->busy = PyThread_get_thread_ident();
+    PyObject *r = do_stop(self);
+    if (!r) return -1;
+    Py_DECREF(r);
+    if (!had_span) return 0;
+    const char *path = sp_profiler_trace_path(self->prof);
+    char line[1400];
+    int n = path ? snprintf(line, sizeof line, "stepprof: warning: %s: the profiler was still "
+                            "recording (stop() was never called); it was stopped and its trace "
+                            "written to %s\n", when, path)
+                 : snprintf(line, sizeof line, "stepprof: warning: %s: the profiler was still "
+                            "recording (stop() was never called); it was stopped and its span "
+                            "passed to on_trace_ready\n", when);
+    if (n > 0) spx_write("stderr", line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+    return 0;
+}
+
+static PyObject *pr_stop_at_exit(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (stop_unstopped(SELF, "at exit") < 0) return NULL;
+    Py_RETURN_NONE;
 }
 
 /* ---- reading calls ---- */
@@ -396,6 +437,9 @@ static int pr_clear(PyObject *self)
 {
     sp_profiler *p = SELF->prof;
     SELF->prof = NULL;
+    /* The object is going away: a destroy that still delivers a span (never
+     * stopped, the finalizer could not) must not hand it to Python. */
+    if (SELF->handler) SELF->handler->owner = NULL;
     sp_profiler_destroy(p);
     SELF->handler = NULL;
     if (SELF->sched) {
@@ -407,8 +451,29 @@ static int pr_clear(PyObject *self)
     return 0;
 }
 
+/* A running profiler that is being dropped: stopped and delivered while
+ * the object is still whole (PEP 442). An exception is reported as
+ * unraisable, as in any finalizer. */
+static void pr_finalize(PyObject *self)
+{
+    if (!SELF->prof || !SELF->running) return;
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *saved = PyErr_GetRaisedException();
+#else
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+#endif
+    if (stop_unstopped(SELF, "Profiler deleted") < 0) PyErr_WriteUnraisable(self);
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(saved);
+#else
+    PyErr_Restore(type, value, tb);
+#endif
+}
+
 static void pr_dealloc(PyObject *self)
 {
+    if (PyObject_CallFinalizerFromDealloc(self) < 0) return; /* resurrected */
     PyObject_GC_UnTrack(self);
     pr_clear(self);
     PyMem_RawFree(SELF->crash_path); /* after the profiler that used it */
@@ -427,6 +492,8 @@ static PyMethodDef pr_methods[] = {
     {"_result", pr_result, METH_NOARGS, "The most recent span's result, or None."},
     {"_trace_path", pr_trace_path, METH_NOARGS, "The file a built-in handler chose last."},
     {"_export", pr_export, METH_VARARGS, "_export(path, sp_format)"},
+    {"_stop_at_exit", pr_stop_at_exit, METH_NOARGS,
+     "Stops a profiler still running at exit, saying so on sys.stderr."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -445,6 +512,7 @@ PyTypeObject SpxProfiler_Type = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_new = PyType_GenericNew,
     .tp_dealloc = pr_dealloc,
+    .tp_finalize = pr_finalize,
     .tp_traverse = pr_traverse,
     .tp_clear = pr_clear,
     .tp_methods = pr_methods,

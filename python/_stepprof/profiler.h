@@ -24,6 +24,7 @@ struct SpxProfiler {
     PyObject *pending;     /* exception raised by a callback, re-raised by the caller */
     unsigned long busy;    /* thread inside start/step/stop/export, 0 if none */
     int stop_deferred;     /* stop() was called from inside a callback */
+    int running;           /* started and not stopped since */
     int misuse_warned;
     char *crash_path;      /* sp_options.crash_path: must outlive prof; owned here */
 };

@@ -11,8 +11,10 @@
 
 torch.profiler's spellings are here too: schedule, tensorboard_trace_handler,
 record_function."""
+import atexit
 import os
 import sys
+import weakref
 
 from . import _core
 from ._enums import (LineKind, ProfilerState, ProfilerTarget, SortedKeys, SummaryView,
@@ -94,6 +96,22 @@ def _handler_value(on_trace_ready):
                     f"{type(on_trace_ready).__name__}")
 
 
+# Profilers started in this process, for the exit hook below.
+_started = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_at_exit():
+    """A profiler started and never stopped is stopped at exit, its span
+    delivered to on_trace_ready, with one line on stderr saying where it went
+    (the C library does the same for C programs, after Python is gone)."""
+    for prof in list(_started):
+        try:
+            prof._stop_at_exit()
+        except Exception as e:  # at exit: say it, never hide the others
+            _warn(f"at exit: stopping the profiler failed: {e}")
+
+
 def _warn(text):
     sys.stderr.write(f"stepprof: warning: {text}\n")
     sys.stderr.flush()
@@ -138,6 +156,14 @@ class Profiler(_core.Profiler):
                         None if crash_path is None else os.fsdecode(os.fspath(crash_path)),
                         bool(stream_to_disk))
         self._timer_only = bool(timer_only)
+
+    def start(self):
+        """Starts profiling (CLOSED -> scheduler(step_num)). After stop(),
+        start() begins a new span as paddle's does: the step number keeps
+        counting. A profiler never stopped is stopped at exit (or when it is
+        deleted), and its span delivered."""
+        super().start()
+        _started.add(self)
 
     def __enter__(self):
         self.start()

@@ -73,7 +73,8 @@ static int add_thread_ranges(sp__model *m, const sp__thread_model *t,
     if (e->type >= SP_EVENT_TYPE_COUNT)
       continue;
     sp__spans_add(&local[e->type], e->start_ns, e->end_ns);
-    m->calls[e->type]++;
+    if (!(e->flags & SP_EVENT_FLAG_SPLIT_CONT)) /* a range cut at steps: once */
+      m->calls[e->type]++;
   }
   int rc = 0;
   for (int ty = 0; ty < SP_EVENT_TYPE_COUNT; ty++) {

@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -40,10 +41,46 @@ struct sp_profiler {
     char export_error[512];
     sp__timer timer;
     unsigned fork_gen;  /* sp__record_fork_generation() at create; see inherited() */
+    /* Re-entry (reliability.md, "Issue 17"): set while on_trace_ready runs.
+     * start/step/stop on this profiler then fail with SP_EBUSY, and destroy
+     * is deferred (destroy_deferred) until the public call that ran the
+     * callback returns. */
+    int in_callback;
+    int destroy_deferred;
+    /* The live list that the exit hook walks (at_exit below). */
+    sp_profiler *live_prev, *live_next;
+    int exit_seen; /* the exit hook has handled it */
 };
 
 static pthread_mutex_t owner_lock = PTHREAD_MUTEX_INITIALIZER;
 static sp_profiler *owner;
+
+/* ---- the live list, for the exit hook ---- */
+
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static sp_profiler *live;
+
+static void live_add(sp_profiler *p)
+{
+    pthread_mutex_lock(&live_lock);
+    p->live_prev = NULL;
+    p->live_next = live;
+    if (live) live->live_prev = p;
+    live = p;
+    pthread_mutex_unlock(&live_lock);
+}
+
+static void live_remove(sp_profiler *p)
+{
+    pthread_mutex_lock(&live_lock);
+    if (p->live_prev)
+        p->live_prev->live_next = p->live_next;
+    else if (live == p)
+        live = p->live_next;
+    if (p->live_next) p->live_next->live_prev = p->live_prev;
+    p->live_prev = p->live_next = NULL;
+    pthread_mutex_unlock(&live_lock);
+}
 
 /* ---- fork() (reliability.md, "fork"): in a child process, a profiler
  * created before the fork is inert. Its calls fail with SP_ESTATE and change
@@ -52,18 +89,36 @@ static sp_profiler *owner;
  * not exist in the child (the writer's memory is leaked). The tracers are
  * free in the child, so a profiler created there records normally. ---- */
 
-static void lock_owner(void) { pthread_mutex_lock(&owner_lock); }
-static void unlock_owner(void) { pthread_mutex_unlock(&owner_lock); }
+static void lock_owner(void)
+{
+    pthread_mutex_lock(&owner_lock);
+    pthread_mutex_lock(&live_lock);
+}
+
+static void unlock_owner(void)
+{
+    pthread_mutex_unlock(&live_lock);
+    pthread_mutex_unlock(&owner_lock);
+}
 
 static void forget_owner(void)
 {
     owner = NULL;
-    pthread_mutex_unlock(&owner_lock);
+    unlock_owner();
 }
 
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
-static void register_fork_handlers(void) { pthread_atfork(lock_owner, unlock_owner, forget_owner); }
+static void at_exit(void);
+
+/* Also registers the exit hook: once per process, at the first create, so
+ * it runs after the crash dump's own exit hook (registered later, at the
+ * first arm; atexit handlers run in reverse order). */
+static void register_fork_handlers(void)
+{
+    pthread_atfork(lock_owner, unlock_owner, forget_owner);
+    atexit(at_exit);
+}
 
 /* Created in a parent process before a fork() that led to this one. */
 static int inherited(const sp_profiler *p) { return p->fork_gen != sp__record_fork_generation(); }
@@ -283,7 +338,10 @@ static sp_status stop_with_result(sp_profiler *p)
 
 static void fire_trace_ready(sp_profiler *p)
 {
-    if (p->result && p->opts.on_trace_ready.fn) p->opts.on_trace_ready.fn(p, p->opts.on_trace_ready.user);
+    if (!p->result || !p->opts.on_trace_ready.fn) return;
+    p->in_callback = 1;
+    p->opts.on_trace_ready.fn(p, p->opts.on_trace_ready.user);
+    p->in_callback = 0;
 }
 
 static int recording(sp_state s) { return s == SP_STATE_RECORD || s == SP_STATE_RECORD_AND_RETURN; }
@@ -396,6 +454,7 @@ sp_status sp_profiler_create(const sp_options *opts, sp_profiler **out)
     pthread_once(&fork_once, register_fork_handlers);
     sp__gpu_fork_init(); /* after the handlers above: its prepare handler runs first */
     p->fork_gen = sp__record_fork_generation();
+    live_add(p);
     p->opts = *opts;
     p->opts.on_trace_ready = h;
     p->state = SP_STATE_CLOSED;
@@ -419,23 +478,74 @@ static sp_status inert(sp_profiler *p, const char *fn)
                                "child process (create a new one there)", fn);
 }
 
+/* A start, step or stop from inside this profiler's on_trace_ready would
+ * run a transition in the middle of another one: refused, counted, and
+ * nothing changes. */
+static sp_status reentered(sp_profiler *p, const char *fn)
+{
+    atomic_fetch_add(&p->misuse, 1);
+    return sp__fail(SP_EBUSY, "%s: called from on_trace_ready; the profiler cannot be driven from "
+                              "its own callback (call it after the callback returns)", fn);
+}
+
+static void destroy_now(sp_profiler *p);
+
+/* Ends a public call: a destroy that on_trace_ready asked for runs now,
+ * after the call is done with p. The call's status and message stay. */
+static sp_status done(sp_profiler *p, sp_status s)
+{
+    if (!p->destroy_deferred) return s;
+    char text[1024];
+    snprintf(text, sizeof text, "%s", sp_last_error());
+    destroy_now(p);
+    return s == SP_OK ? SP_OK : sp__fail(s, "%s", text);
+}
+
+/* Creates the directory of the crash dump (mkdir -p, as the trace handlers
+ * do for their directory) and checks that a file can be made there, so that
+ * save_on_crash never silently protects nothing. */
+static sp_status check_crash_dir(sp_profiler *p)
+{
+    if (!p->opts.save_on_crash) return SP_OK;
+    char path[4096];
+    crash_file(p, path, sizeof path);
+    char *slash = strrchr(path, '/');
+    if (!slash) return SP_OK; /* the current directory */
+    if (slash == path)
+        slash[1] = '\0'; /* the root */
+    else
+        slash[0] = '\0';
+    if (sp__mkdirs(path) != SP_OK || access(path, W_OK | X_OK) != 0)
+        return sp__fail(SP_EIO, "sp_profiler_start: save_on_crash: cannot create or write the "
+                                "directory '%s' of crash_path '%s'", path,
+                        p->opts.crash_path ? p->opts.crash_path : "");
+    return SP_OK;
+}
+
 sp_status sp_profiler_start(sp_profiler *p)
 {
     if (!p) return sp__fail(SP_EINVAL, "sp_profiler_start: profiler is NULL");
     if (inherited(p)) return inert(p, "sp_profiler_start");
-    if (p->started) return misuse(p, "sp_profiler_start: the profiler was already started");
+    if (p->in_callback) return reentered(p, "sp_profiler_start");
+    if (p->started && !p->stopped) return misuse(p, "sp_profiler_start: the profiler was already started");
+    sp_status s = check_crash_dir(p);
+    if (s != SP_OK) return s;
+    /* After stop, start begins a new span: the scheduler is asked for the
+     * step number reached, which keeps counting (paddle's Profiler.start). */
     p->started = 1;
+    p->stopped = 0;
     sp__timer_push(&p->timer);
     if (p->opts.timer_only) return SP_OK;
-    sp_status s = transition(p, sp_scheduler_state(&p->opts.scheduler, 0));
+    s = transition(p, sp_scheduler_state(&p->opts.scheduler, p->step_num));
     open_step_event(p);
-    return s;
+    return done(p, s);
 }
 
 sp_status sp_profiler_step(sp_profiler *p, int64_t num_samples)
 {
     if (!p) return sp__fail(SP_EINVAL, "sp_profiler_step: profiler is NULL");
     if (inherited(p)) return inert(p, "sp_profiler_step");
+    if (p->in_callback) return reentered(p, "sp_profiler_step");
     if (!p->started) return misuse(p, "sp_profiler_step: called before sp_profiler_start");
     if (p->stopped) return misuse(p, "sp_profiler_step: called after sp_profiler_stop");
     sp__timer_step(&p->timer, sp__timer_now_ns(), num_samples);
@@ -447,7 +557,7 @@ sp_status sp_profiler_step(sp_profiler *p, int64_t num_samples)
     p->step_num++;
     sp_status s = transition(p, sp_scheduler_state(&p->opts.scheduler, p->step_num));
     open_step_event(p);
-    return s;
+    return done(p, s);
 }
 
 /* Ends the running span at stop() or destroy; fires on_trace_ready if
@@ -500,15 +610,14 @@ sp_status sp_profiler_step_info(sp_profiler *p, const char *unit, char *buf, siz
     return s;
 }
 
-sp_status sp_profiler_stop(sp_profiler *p)
+/* stop()'s work after the checks: ends the timer and the span, delivers the
+ * span (on_trace_ready) and waits for the writer. perf: print the Perf
+ * Summary. */
+static sp_status stop_span(sp_profiler *p, int perf)
 {
-    if (!p) return sp__fail(SP_EINVAL, "sp_profiler_stop: profiler is NULL");
-    if (inherited(p)) return inert(p, "sp_profiler_stop");
-    if (!p->started) return misuse(p, "sp_profiler_stop: called before sp_profiler_start");
-    if (p->stopped) return misuse(p, "sp_profiler_stop: the profiler was already stopped");
     p->stopped = 1;
     sp__timer_pop(&p->timer);
-    report_perf_summary(p);
+    if (perf) report_perf_summary(p);
     if (p->opts.timer_only) return SP_OK;
     sp_status collected = finish(p, 1);
     char collect_error[512];
@@ -520,12 +629,47 @@ sp_status sp_profiler_stop(sp_profiler *p)
     return s;
 }
 
-void sp_profiler_destroy(sp_profiler *p)
+sp_status sp_profiler_stop(sp_profiler *p)
 {
-    if (!p) return;
+    if (!p) return sp__fail(SP_EINVAL, "sp_profiler_stop: profiler is NULL");
+    if (inherited(p)) return inert(p, "sp_profiler_stop");
+    if (p->in_callback) return reentered(p, "sp_profiler_stop");
+    if (!p->started) return misuse(p, "sp_profiler_stop: called before sp_profiler_start");
+    if (p->stopped) return misuse(p, "sp_profiler_stop: the profiler was already stopped");
+    return done(p, stop_span(p, 1));
+}
+
+/* Stops a profiler that its program never stopped (at destroy or at exit)
+ * as stop() does, without the Perf Summary: a span being recorded is
+ * collected and delivered to on_trace_ready, and pending files are
+ * finished. When there was a span, one line says so and where it went
+ * (issue 17: no silent loss). */
+static void stop_unstopped(sp_profiler *p, const char *when)
+{
+    int had_span = !p->opts.timer_only && p->holds_tracers && recording(p->state);
+    sp_status s = stop_span(p, 0);
+    if (!had_span) return;
+    if (s != SP_OK)
+        sp__profiler_warn(p, "%s: the profiler was still recording (sp_profiler_stop was never "
+                             "called); it was stopped, but its span was not saved: %s",
+                          when, sp_last_error());
+    else if (p->trace_path)
+        sp__profiler_warn(p, "%s: the profiler was still recording (sp_profiler_stop was never "
+                             "called); it was stopped and its trace written to %s",
+                          when, p->trace_path);
+    else
+        sp__profiler_warn(p, "%s: the profiler was still recording (sp_profiler_stop was never "
+                             "called); it was stopped and its span passed to on_trace_ready",
+                          when);
+}
+
+static void destroy_now(sp_profiler *p)
+{
+    live_remove(p);
+    p->destroy_deferred = 0;
     int child = inherited(p); /* then the record stage and the writer thread are the parent's */
-    if (p->started && !p->stopped) sp__timer_pop(&p->timer);
-    if (p->started && !p->stopped && !p->opts.timer_only && !child) finish(p, 0);
+    if (p->started && !p->stopped && !child) stop_unstopped(p, "sp_profiler_destroy");
+    else if (p->started && !p->stopped) sp__timer_pop(&p->timer);
     if (p->writer && !child) {
         sp__writer_wait(p->writer);
         sp__writer_destroy(p->writer);
@@ -534,6 +678,42 @@ void sp_profiler_destroy(sp_profiler *p)
     sp_result_release(p->result);
     sp__free(p->trace_path);
     sp__free(p);
+}
+
+void sp_profiler_destroy(sp_profiler *p)
+{
+    if (!p) return;
+    if (p->in_callback) {
+        /* From on_trace_ready: p is still in use by the call that ran it,
+         * which destroys it when it returns. */
+        p->destroy_deferred = 1;
+        return;
+    }
+    destroy_now(p);
+}
+
+/* The exit hook: every profiler of this process that was started and never
+ * stopped is stopped and delivered (stop_unstopped), and every writer
+ * thread is waited for, so no file is left half-written. A profiler whose
+ * callback is running (exit() called from on_trace_ready) is left alone.
+ * One profiler at a time, without the lock: its callback may create or
+ * destroy profilers. */
+static void at_exit(void)
+{
+    for (;;) {
+        pthread_mutex_lock(&live_lock);
+        sp_profiler *p = live;
+        while (p && (p->exit_seen || inherited(p) || p->in_callback)) p = p->live_next;
+        if (p) p->exit_seen = 1;
+        pthread_mutex_unlock(&live_lock);
+        if (!p) return;
+        if (p->started && !p->stopped) stop_unstopped(p, "at exit");
+        if (p->destroy_deferred) {
+            destroy_now(p);
+            continue;
+        }
+        if (p->writer) sp__writer_wait(p->writer);
+    }
 }
 
 sp_state sp_profiler_state(const sp_profiler *p)

@@ -163,6 +163,12 @@ typedef struct sp__saved_span {
  * clamped to [0, 2^62] ns whatever the records hold. */
 sp_status sp__collect_saved(const sp__saved_span *s, sp_result **out);
 
+/* Cuts the thread's ranges that partially overlap a ProfileStep range at
+ * the step's boundary (tree.c), appending the later pieces: call before
+ * sp__tree_build, which sorts them into place. Returns the number of ranges
+ * cut (the split_ranges counter). */
+uint64_t sp__tree_split_at_steps(sp__thread *t);
+
 /* Builds parent, depth and overlap flags of one thread's events, sorting
  * them by (start asc, end desc). Returns the number of partial overlaps. */
 /* qsort order of nesting: start ascending, end descending, ranges before

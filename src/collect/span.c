@@ -348,6 +348,7 @@ static sp_status finish_result(collector *c, sp__gpu_batch *gpu, sp_result **out
     if (!c->failed && merge_threads(c->r) != 0) c->failed = 1;
     for (size_t i = 0; !c->failed && i < c->r->thread_count; i++) {
         sp__thread *t = &c->r->threads[i];
+        c->r->counters[SP_COUNTER_SPLIT_RANGES] += sp__tree_split_at_steps(t);
         c->r->counters[SP_COUNTER_OVERLAP] += sp__tree_build(t->events, t->count);
     }
     if (gpu) {

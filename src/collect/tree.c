@@ -80,3 +80,131 @@ uint64_t sp__tree_build(sp__event *events, size_t count)
     sp__free(stack);
     return overlaps;
 }
+
+/* ---- ranges open across a step boundary (issue 17) ----
+ * ProfileStep ranges tile the stepping thread's time. A user range begun in
+ * one step and ended in a later one would partially overlap both steps,
+ * which breaks the nesting that viewers and the tables rely on. Such a range
+ * is cut at the boundary of each step it partially overlaps (at most two:
+ * the step it begins in and the step it ends in, as steps do not overlap),
+ * so that every piece lies inside a step, or between steps around whole
+ * steps. The pieces keep the name and type; every piece is flagged
+ * SP_EVENT_FLAG_SPLIT and every piece but the first SP_EVENT_FLAG_SPLIT_CONT.
+ * A range nested in another is cut at the same points as the outer one, so
+ * the pieces still nest. Ranges begun in the last step that run past it
+ * (still open at stop, UNCLOSED) extend that step instead (extend_last_step). */
+
+typedef struct step_span {
+    int64_t start_ns, end_ns;
+} step_span;
+
+static int by_step_start(const void *pa, const void *pb)
+{
+    const step_span *a = pa, *b = pb;
+    return a->start_ns < b->start_ns ? -1 : a->start_ns > b->start_ns;
+}
+
+/* The last step that starts before t, or -1. */
+static ptrdiff_t step_before(const step_span *steps, size_t n, int64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (steps[mid].start_ns < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (ptrdiff_t)lo - 1;
+}
+
+static int is_step(const sp__event *e)
+{
+    return e->type == SP_EVENT_PROFILE_STEP && !sp__event_is_mark(e);
+}
+
+/* The last step ends in stop(), a moment before the span does; a range
+ * begun in it and still open then (UNCLOSED, ended at the span's end) would
+ * overlap it by stop()'s own time. The step is extended to the end of such
+ * ranges instead of leaving a sliver of each after it. */
+static void extend_last_step(sp__thread *t, step_span *last)
+{
+    int64_t end = last->end_ns;
+    for (size_t i = 0; i < t->count; i++) {
+        const sp__event *e = &t->events[i];
+        if (is_step(e) || sp__event_is_mark(e)) continue;
+        if (e->start_ns > last->start_ns && e->start_ns < last->end_ns && e->end_ns > end)
+            end = e->end_ns;
+    }
+    if (end == last->end_ns) return;
+    for (size_t i = 0; i < t->count; i++) {
+        sp__event *e = &t->events[i];
+        if (is_step(e) && e->start_ns == last->start_ns && e->end_ns == last->end_ns) {
+            e->end_ns = end;
+            break;
+        }
+    }
+    last->end_ns = end;
+}
+
+uint64_t sp__tree_split_at_steps(sp__thread *t)
+{
+    size_t nsteps = 0;
+    for (size_t i = 0; i < t->count; i++)
+        nsteps += is_step(&t->events[i]);
+    if (nsteps == 0) return 0;
+    step_span *steps = sp__alloc(sizeof *steps * nsteps);
+    if (!steps) return 0; /* left unsplit: counted as overlaps by the nesting pass */
+    size_t k = 0;
+    for (size_t i = 0; i < t->count; i++)
+        if (is_step(&t->events[i]))
+            steps[k++] = (step_span){t->events[i].start_ns, t->events[i].end_ns};
+    qsort(steps, nsteps, sizeof *steps, by_step_start);
+    extend_last_step(t, &steps[nsteps - 1]);
+    uint64_t split = 0;
+    size_t count = t->count;
+    for (size_t i = 0; i < count; i++) {
+        sp__event e = t->events[i];
+        if (is_step(&e) || sp__event_is_mark(&e) || e.end_ns <= e.start_ns) continue;
+        int64_t cut[2];
+        int ncut = 0;
+        ptrdiff_t a = step_before(steps, nsteps, e.start_ns); /* begins inside it? */
+        if (a >= 0 && steps[a].end_ns > e.start_ns && steps[a].end_ns < e.end_ns)
+            cut[ncut++] = steps[a].end_ns;
+        ptrdiff_t b = step_before(steps, nsteps, e.end_ns); /* ends inside it? */
+        if (b >= 0 && steps[b].start_ns > e.start_ns && steps[b].end_ns > e.end_ns &&
+            (ncut == 0 || steps[b].start_ns > cut[0]))
+            cut[ncut++] = steps[b].start_ns;
+        if (ncut == 0) continue;
+        if (t->count + (size_t)ncut > t->cap) {
+            size_t cap = t->cap ? t->cap * 2 : 16;
+            while (cap < t->count + (size_t)ncut)
+                cap *= 2;
+            sp__event *grown = sp__realloc(t->events, sizeof *grown * cap);
+            if (!grown) break; /* the rest stay whole, counted as overlaps */
+            t->events = grown;
+            t->cap = cap;
+        }
+        int64_t from = e.start_ns;
+        for (int c = 0; c <= ncut; c++) {
+            int64_t to = c < ncut ? cut[c] : e.end_ns;
+            sp__event piece = e;
+            piece.start_ns = from;
+            piece.end_ns = to;
+            piece.flags |= SP_EVENT_FLAG_SPLIT;
+            if (c > 0) {
+                piece.flags |= SP_EVENT_FLAG_SPLIT_CONT;
+                /* A continued range was not left open at the span's end. */
+                if (c < ncut) piece.flags &= (uint8_t)~SP_EVENT_FLAG_UNCLOSED;
+                t->events[t->count++] = piece;
+            } else {
+                piece.flags &= (uint8_t)~SP_EVENT_FLAG_UNCLOSED;
+                t->events[i] = piece;
+            }
+            from = to;
+        }
+        split++;
+    }
+    sp__free(steps);
+    return split;
+}

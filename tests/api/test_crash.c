@@ -45,6 +45,13 @@ static void quiet(sp_log_level level, const char *message, void *user)
     (void)user;
 }
 
+static void count_log(sp_log_level level, const char *message, void *user)
+{
+    (void)level;
+    (void)message;
+    (*(int *)user)++;
+}
+
 static void start_profiler(void)
 {
     sp_options o;
@@ -304,9 +311,58 @@ static void test_crash_after_stop_leaves_no_file(void)
     CHECK_EQ(0, temporaries_left());
 }
 
+/* crash_path in a directory that does not exist: start creates it (like
+ * mkdir -p) so that the dump has somewhere to go; where it cannot be
+ * created, start fails with SP_EIO and changes nothing (issue 17). */
+static void test_crash_path_directory_is_created_or_start_fails(void)
+{
+    char path[512], sub[300];
+    snprintf(sub, sizeof sub, "%s/new/deeper", dir);
+    snprintf(path, sizeof path, "%s/dump.spdump", sub);
+    sp_options o;
+    sp_options_init(&o);
+    o.on_trace_ready = sp_handler_none();
+    int warnings = 0;
+    o.log = count_log;
+    o.log_user = &warnings;
+    o.save_on_crash = true;
+    o.crash_path = path;
+    sp_profiler *p = NULL;
+    CHECK_OK(sp_profiler_create(&o, &p));
+    CHECK_OK(sp_profiler_start(p));
+    CHECK_EQ(0, warnings); /* armed: no "save_on_crash is off" */
+    CHECK_EQ(0, access(sub, W_OK));
+    CHECK_EQ(1, sp_is_recording());
+    CHECK_OK(sp_profiler_stop(p));
+    sp_profiler_destroy(p);
+    CHECK_EQ(-1, access(path, F_OK)); /* nothing crashed: no dump */
+    CHECK_EQ(0, rmdir(sub));
+    snprintf(sub, sizeof sub, "%s/new", dir);
+    CHECK_EQ(0, rmdir(sub));
+
+    /* Under a regular file: the directory cannot be made. */
+    snprintf(sub, sizeof sub, "%s/plainfile", dir);
+    FILE *f = fopen(sub, "w");
+    CHECK(f != NULL);
+    if (f) fclose(f);
+    snprintf(path, sizeof path, "%s/plainfile/sub/dump.spdump", dir);
+    CHECK_OK(sp_profiler_create(&o, &p));
+    CHECK_EQ(SP_EIO, sp_profiler_start(p));
+    char want[700];
+    snprintf(want, sizeof want, "sp_profiler_start: save_on_crash: cannot create or write the "
+                                "directory '%s/plainfile/sub' of crash_path '%s'", dir, path);
+    CHECK_STR_EQ(want, sp_last_error());
+    CHECK_EQ(0, sp_is_recording());
+    CHECK_EQ(SP_STATE_CLOSED, sp_profiler_state(p));
+    CHECK_EQ(SP_ESTATE, sp_profiler_stop(p)); /* never started */
+    sp_profiler_destroy(p);
+    unlink(sub);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir)) return 1;
+    RUN_TEST(test_crash_path_directory_is_created_or_start_fails);
     RUN_TEST(test_crash_segfault_leaves_loadable_dump);
     RUN_TEST(test_crash_abort_skips_unreadable_names);
     RUN_TEST(test_crash_chains_to_the_previous_handler);
