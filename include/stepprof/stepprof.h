@@ -129,7 +129,11 @@ enum {
  * additions (a begin whose end never came within the span; an end with no
  * open begin; a CUDA call that its range's external correlation id places
  * in that range but whose GPU-clock time falls outside it, so the GPU
- * clock disagrees with the host's). */
+ * clock disagrees with the host's). load_skipped and trailing_bytes are
+ * set by sp_result_load: events of a JSON file skipped because their pid,
+ * tid, ts or dur held a value of the wrong type, and bytes after the end of
+ * a gzip stream (not a further gzip member), which were ignored. A loaded
+ * file's strings over 64 KiB are cut and counted as names_cut. */
 #define SP_COUNTER_LIST(X)                                                     \
     X(SP_COUNTER_HOST_DROPPED, "host_dropped")                                 \
     X(SP_COUNTER_CUPTI_DROPPED, "cupti_dropped")                               \
@@ -145,7 +149,9 @@ enum {
     X(SP_COUNTER_MISUSE, "misuse")                                             \
     X(SP_COUNTER_UNCLOSED_RANGES, "unclosed_ranges")                           \
     X(SP_COUNTER_UNMATCHED_ENDS, "unmatched_ends")                             \
-    X(SP_COUNTER_CLOCK_MISMATCH, "clock_mismatch")
+    X(SP_COUNTER_CLOCK_MISMATCH, "clock_mismatch")                             \
+    X(SP_COUNTER_LOAD_SKIPPED, "load_skipped")                                 \
+    X(SP_COUNTER_TRAILING_BYTES, "trailing_bytes")
 
 typedef enum sp_counter_kind {
 #define SP__COUNTER_ENUM(name, text) name,

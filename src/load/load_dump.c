@@ -53,17 +53,14 @@ static sp_status bad(const dump *d, size_t offset, const char *what)
     return sp__fail(SP_EFORMAT, "%s: crash dump: %s at offset %zu", d->path, what, offset);
 }
 
-static sp_status read_file(dump *d)
+static sp_status read_file(dump *d, FILE *f)
 {
-    FILE *f = fopen(d->path, "rb");
-    if (!f) return sp__fail(SP_EIO, "%s: cannot open: %s", d->path, strerror(errno));
     sp__buf b;
     sp__buf_init(&b);
     char chunk[65536];
     size_t n;
     while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) sp__buf_append(&b, chunk, n);
     int err = ferror(f);
-    fclose(f);
     if (err || b.failed) {
         sp__buf_fini(&b);
         return err ? sp__fail(SP_EIO, "%s: cannot read", d->path)
@@ -348,7 +345,7 @@ static uint32_t name_of(void *ctx, sp__names *names, uint64_t ptr)
     return sp__names_from_bytes(names, "(unknown)", 9);
 }
 
-sp_status sp__load_dump(const char *path, const sp_load_options *opts, sp_result **out)
+sp_status sp__load_dump(FILE *f, const char *path, const sp_load_options *opts, sp_result **out)
 {
     dump d;
     memset(&d, 0, sizeof d);
@@ -356,7 +353,7 @@ sp_status sp__load_dump(const char *path, const sp_load_options *opts, sp_result
     sp__saved_span span;
     memset(&span, 0, sizeof span);
     counts c;
-    sp_status s = read_file(&d);
+    sp_status s = read_file(&d, f);
     if (s == SP_OK) s = scan(&d, &c);
     if (s == SP_OK) {
         d.threads = sp__alloc(sizeof *d.threads * (c.threads ? c.threads : 1));

@@ -509,12 +509,13 @@ static sp_status load(loader *l, sp_result **out)
     return sp__builder_finish(&l->b, keep_counters, rd->path, out);
 }
 
-sp_status sp__load_pb(const char *path, const sp_load_options *opts, sp_result **out)
+sp_status sp__load_pb(FILE *f, const char *path, const sp_load_options *opts, sp_result **out)
 {
     loader *l = sp__alloc(sizeof *l);
     if (!l) return sp__fail(SP_ENOMEM, "out of memory loading %s", path);
     l->rd.path = path;
     l->rd.opts = opts;
+    l->rd.f = f;
     l->min_ns = INT64_MAX;
     l->max_ns = INT64_MIN;
     sp__buf_init(&l->node);
@@ -522,10 +523,7 @@ sp_status sp__load_pb(const char *path, const sp_load_options *opts, sp_result *
     sp__buf_init(&l->top);
     sp_status s;
     struct stat st;
-    l->rd.f = fopen(path, "rb");
-    if (!l->rd.f) {
-        s = sp__fail(SP_EIO, "%s: cannot open: %s", path, strerror(errno));
-    } else if (fstat(fileno(l->rd.f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
         s = sp__fail(SP_EIO, "%s: not a regular file", path);
     } else if (sp__builder_init(&l->b) != 0) {
         s = sp__fail(SP_ENOMEM, "out of memory loading %s", path);
@@ -534,7 +532,6 @@ sp_status sp__load_pb(const char *path, const sp_load_options *opts, sp_result *
         s = load(l, out);
         if (s != SP_OK) sp__builder_fini(&l->b);
     }
-    if (l->rd.f) fclose(l->rd.f);
     sp__buf_fini(&l->node);
     sp__buf_fini(&l->head);
     sp__buf_fini(&l->top);
