@@ -132,7 +132,9 @@ enum {
  * clock disagrees with the host's). load_skipped and trailing_bytes are
  * set by sp_result_load: events of a JSON file skipped because their pid,
  * tid, ts or dur held a value of the wrong type, and bytes after the end of
- * a gzip stream (not a further gzip member), which were ignored. A loaded
+ * the data, which were ignored: after a gzip stream (not a further gzip
+ * member), or after the last complete pass of a streamed crash dump (a pass
+ * cut short by a kill or a full disk). A loaded
  * file's strings over 64 KiB are cut and counted as names_cut. */
 #define SP_COUNTER_LIST(X)                                                     \
     X(SP_COUNTER_HOST_DROPPED, "host_dropped")                                 \

@@ -7,7 +7,9 @@
  * END, left by a process killed while streaming: it is read up to its last
  * FLUSH, whose count must match; sections after it are checked if whole,
  * and a last section that runs past the end of the file is the truncated
- * tail, ignored. The records are then decoded by the collector (sp__collect_saved),
+ * tail, ignored and counted (trailing_bytes: a pass cut short by the kill
+ * or by a full disk). One whose passes saved no event at all is an error
+ * (SP_EFORMAT), not an empty result. The records are then decoded by the collector (sp__collect_saved),
  * so a dump gives exactly the result a stop at the crash would have, with
  * the ranges still open at the crash closed there and flagged UNCLOSED.
  * Static name pointers of the crashed process are looked up in the dump's
@@ -41,6 +43,7 @@ typedef struct dump {
     size_t end;                  /* the sections before this offset are read */
     const sp__dump_flush *flush; /* a streamed dump's last FLUSH, or NULL */
     size_t flush_end;            /* the offset after that FLUSH */
+    size_t cut_bytes;            /* bytes after it, ignored (a pass cut short) */
 } dump;
 
 int sp__is_dump(const unsigned char *head, size_t n)
@@ -110,7 +113,15 @@ typedef struct counts {
 static sp_status streamed_end(dump *d, size_t off, const counts *flushed, counts *out)
 {
     if (!d->flush) return bad(d, off, "streamed dump without a complete pass (no FLUSH section)");
+    /* No pass saved an event: the process ended before its first pass, or
+     * the passes could not be written (a full disk). An empty result would
+     * look like a span that recorded nothing. */
+    if (flushed->words == 0)
+        return sp__fail(SP_EFORMAT, "%s: crash dump: no events saved (a streamed dump cut short after %zu "
+                        "bytes: the process ended before the first pass, or the disk was full)", d->path,
+                        d->size);
     d->end = d->flush_end;
+    d->cut_bytes = d->size - d->flush_end;
     *out = *flushed;
     return SP_OK;
 }
@@ -372,6 +383,7 @@ sp_status sp__load_dump(FILE *f, const char *path, const sp_load_options *opts, 
         span.name_of = name_of;
         span.name_ctx = &d;
         s = sp__collect_saved(&span, out);
+        if (s == SP_OK) (*out)->counters[SP_COUNTER_TRAILING_BYTES] += d.cut_bytes;
     }
     if (s == SP_OK && opts && opts->progress) opts->progress(d.size, d.size, opts->progress_user);
     sp__free(d.threads);

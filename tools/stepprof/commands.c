@@ -36,7 +36,9 @@ static void warn_load(const char *path, const sp_result *r)
         fprintf(stderr, "stepprof: warning: %s: %llu events skipped: a pid, tid, ts or dur of the wrong type\n",
                 path, (unsigned long long)skipped);
     if (trailing)
-        fprintf(stderr, "stepprof: warning: %s: %llu bytes of trailing garbage after the gzip stream ignored\n",
+        fprintf(stderr,
+                "stepprof: warning: %s: %llu bytes after the end of the data ignored (trailing garbage after "
+                "a gzip stream, or a streamed crash dump whose last pass was cut short)\n",
                 path, (unsigned long long)trailing);
 }
 
