@@ -719,7 +719,10 @@ SP_API void sp_load_options_init(sp_load_options *opts);
 
 /* Reads a saved result: a NodeTreesProto file written by stepprof or by
  * paddle.profiler's export_protobuf, a Chrome-trace JSON file (plain or
- * gzip) written by stepprof, or a crash dump (save_on_crash). The result is
+ * gzip) written by stepprof or by paddle.profiler, or a crash dump
+ * (save_on_crash). path may name a pipe, a FIFO or /dev/stdin: the file is
+ * opened once, and input that is not a regular file is copied into an
+ * anonymous temporary file first. The result is
  * accepted by every table and exporter as a live one is. The protobuf keeps
  * everything, input shapes, dtypes, call stacks, kernel launch details and
  * device properties included. What the JSON cannot carry is lost: it keeps
@@ -732,8 +735,10 @@ SP_API void sp_load_options_init(sp_load_options *opts);
  * On success *out holds one reference (owned: pair with sp_result_release).
  * Errors: SP_EINVAL (NULL path or out, unknown format), SP_EIO (cannot open
  * or read; the message names the file), SP_EFORMAT (the content is not a
- * valid file of that format: truncated, corrupt, nested too deep; the
- * message names the file and the byte offset), SP_ENOMEM.
+ * valid file of that format: truncated, corrupt, nested too deep, a
+ * crash dump that saved no event; the message names the file and the byte
+ * offset), SP_ENOMEM. What a load skipped or ignored is counted in the
+ * result (load_skipped, trailing_bytes, names_cut).
  * Threads: any. */
 SP_API sp_status sp_result_load(const char *path, const sp_load_options *opts, sp_result **out);
 
