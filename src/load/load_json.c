@@ -49,7 +49,6 @@ typedef struct event {
     int64_t pid, tid, ts, dur;
     int has_pid, has_tid, has_ts, has_dur, has_first_value;
     int bad_type;  /* pid, tid, ts or dur held a value of the wrong type */
-    int paddle_tid; /* tid was a string with a numeric prefix (paddle) */
     double first_value;
     int64_t addr, bytes, total_allocated, total_reserved, device_id, device_type;
 } event;
@@ -201,7 +200,6 @@ static int read_tid(jloader *l)
     }
     e->tid = (int64_t)strtoull(t, NULL, 10);
     e->has_tid = 1;
-    e->paddle_tid = t[digits] == '(';
     return 0;
 }
 
@@ -252,7 +250,7 @@ static void reset_event(event *e)
     e->ph.len = e->cat.len = e->name.len = e->s.len = e->event_type.len = 0;
     e->arg_name.len = e->first_key.len = 0;
     e->has_pid = e->has_tid = e->has_ts = e->has_dur = e->has_first_value = 0;
-    e->bad_type = e->paddle_tid = 0;
+    e->bad_type = 0;
     e->pid = e->tid = e->ts = e->dur = 0;
     e->addr = e->bytes = e->total_allocated = e->total_reserved = e->device_id = e->device_type = 0;
     e->first_value = 0;

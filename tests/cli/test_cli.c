@@ -216,6 +216,15 @@ static void test_cli_warns_about_skipped_input(void)
     snprintf(prefix, sizeof prefix, "{ gzip -c %s; printf 'junk'; } >junk.json.gz &&", SEED);
     CHECK_EQ(0, cli_after(prefix, "info junk.json.gz"));
     CHECK(strstr(err_text, "warning: junk.json.gz: 4 bytes after the end of the data ignored") != NULL);
+    /* A trace with no event stepprof restores says so. */
+    snprintf(path, sizeof path, "%s/gpu_only.json", dir);
+    f = fopen(path, "w");
+    fputs("{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+          "\"ts\":1,\"dur\":1}]}",
+          f);
+    fclose(f);
+    CHECK_EQ(0, cli("info gpu_only.json"));
+    CHECK(strstr(err_text, "warning: gpu_only.json: no host events") != NULL);
     /* Paddle's JSON dialect loads, with its ranges. */
     CHECK_EQ(0, cli("summary " SP_SOURCE_DIR "/tests/data/paddle_dialect.paddle_trace.json"));
     CHECK(strstr(out_text, "ProfileStep") != NULL);

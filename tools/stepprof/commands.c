@@ -35,6 +35,8 @@ static void warn_load(const char *path, const sp_result *r)
     if (skipped)
         fprintf(stderr, "stepprof: warning: %s: %llu events skipped: a pid, tid, ts or dur of the wrong type\n",
                 path, (unsigned long long)skipped);
+    if (sp_result_thread_count(r) == 0)
+        fprintf(stderr, "stepprof: warning: %s: no host events in it (no thread recorded a range)\n", path);
     if (trailing)
         fprintf(stderr,
                 "stepprof: warning: %s: %llu bytes after the end of the data ignored (trailing garbage after "
