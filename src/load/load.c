@@ -119,14 +119,14 @@ sp_status sp_result_load(const char *path, const sp_load_options *opts, sp_resul
     if (!f) return s;
     int is_dump = 0;
     if (format == SP_FORMAT_AUTO) s = sniff(f, path, &format, &is_dump);
-    if (s != SP_OK)
-        ;
-    else if (is_dump)
-        s = sp__load_dump(f, path, opts, out);
-    else if (format == SP_FORMAT_PROTOBUF)
-        s = sp__load_pb(f, path, opts, out);
-    else
-        s = sp__load_json(f, path, opts, out);
+    if (s == SP_OK) {
+        if (is_dump)
+            s = sp__load_dump(f, path, opts, out);
+        else if (format == SP_FORMAT_PROTOBUF)
+            s = sp__load_pb(f, path, opts, out);
+        else
+            s = sp__load_json(f, path, opts, out);
+    }
     fclose(f);
     return s;
 }
