@@ -231,6 +231,34 @@ static void test_cli_warns_about_skipped_input(void)
     CHECK(strstr(out_text, "linear dygraph") != NULL);
 }
 
+/* A trace nested 1,000,000 deep through convert (JSON -> .pb -> JSON) and
+ * info: the CLI's loading and exporting never recurse per level. (summary's
+ * tables walk the tree in src/analyze, checked there.) */
+static void test_cli_deep_nesting(void)
+{
+    const long depth = 1000000;
+    char path[300];
+    snprintf(path, sizeof path, "%s/deep.json", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs("{\"traceEvents\":[\n", f);
+    for (long i = 0; i < depth; i++)
+        fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"n\",\"pid\":1,\"tid\":7,\"ts\":%ld,\"dur\":%ld}\n",
+                i ? "," : "", i, 2 * (depth - i));
+    fputs("]}\n", f);
+    fclose(f);
+    CHECK_EQ(0, cli("convert deep.json -o deep.pb"));
+    CHECK_EQ(0, cli("convert deep.pb -o deep2.json"));
+    CHECK_EQ(0, cli("info deep2.json"));
+    CHECK(strstr(out_text, ": 1000000 events (1000000 ranges") != NULL);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/deep.pb", dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/deep2.json", dir);
+    unlink(path);
+}
+
 int main(void)
 {
     CHECK(mkdtemp(dir) != NULL);
@@ -242,6 +270,7 @@ int main(void)
     RUN_TEST(test_cli_diff);
     RUN_TEST(test_cli_reads_pipes_and_stdin);
     RUN_TEST(test_cli_warns_about_skipped_input);
+    RUN_TEST(test_cli_deep_nesting);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
