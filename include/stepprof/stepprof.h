@@ -130,7 +130,13 @@ enum {
  * open begin; a CUDA call that its range's external correlation id places
  * in that range but whose GPU-clock time falls outside it, so the GPU
  * clock disagrees with the host's); split_ranges counts ranges open across
- * a step boundary that were cut at it (SP_EVENT_FLAG_SPLIT). */
+ * a step boundary that were cut at it (SP_EVENT_FLAG_SPLIT). load_skipped
+ * and trailing_bytes are set by sp_result_load: events of a JSON file
+ * skipped because their pid, tid, ts or dur held a value of the wrong type,
+ * and bytes after the end of the data, which were ignored: after a gzip
+ * stream (not a further gzip member), or after the last complete pass of a
+ * streamed crash dump (a pass cut short by a kill or a full disk). A loaded
+ * file's strings over 64 KiB are cut and counted as names_cut. */
 #define SP_COUNTER_LIST(X)                                                     \
     X(SP_COUNTER_HOST_DROPPED, "host_dropped")                                 \
     X(SP_COUNTER_CUPTI_DROPPED, "cupti_dropped")                               \
@@ -147,7 +153,9 @@ enum {
     X(SP_COUNTER_UNCLOSED_RANGES, "unclosed_ranges")                           \
     X(SP_COUNTER_UNMATCHED_ENDS, "unmatched_ends")                             \
     X(SP_COUNTER_CLOCK_MISMATCH, "clock_mismatch")                             \
-    X(SP_COUNTER_SPLIT_RANGES, "split_ranges")
+    X(SP_COUNTER_SPLIT_RANGES, "split_ranges")                                 \
+    X(SP_COUNTER_LOAD_SKIPPED, "load_skipped")                                 \
+    X(SP_COUNTER_TRAILING_BYTES, "trailing_bytes")
 
 typedef enum sp_counter_kind {
 #define SP__COUNTER_ENUM(name, text) name,
@@ -742,7 +750,10 @@ SP_API void sp_load_options_init(sp_load_options *opts);
 
 /* Reads a saved result: a NodeTreesProto file written by stepprof or by
  * paddle.profiler's export_protobuf, a Chrome-trace JSON file (plain or
- * gzip) written by stepprof, or a crash dump (save_on_crash). The result is
+ * gzip) written by stepprof or by paddle.profiler, or a crash dump
+ * (save_on_crash). path may name a pipe, a FIFO or /dev/stdin: the file is
+ * opened once, and input that is not a regular file is copied into an
+ * anonymous temporary file first. The result is
  * accepted by every table and exporter as a live one is. The protobuf keeps
  * everything, input shapes, dtypes, call stacks, kernel launch details and
  * device properties included. What the JSON cannot carry is lost: it keeps
@@ -755,8 +766,10 @@ SP_API void sp_load_options_init(sp_load_options *opts);
  * On success *out holds one reference (owned: pair with sp_result_release).
  * Errors: SP_EINVAL (NULL path or out, unknown format), SP_EIO (cannot open
  * or read; the message names the file), SP_EFORMAT (the content is not a
- * valid file of that format: truncated, corrupt, nested too deep; the
- * message names the file and the byte offset), SP_ENOMEM.
+ * valid file of that format: truncated, corrupt, nested too deep, a
+ * crash dump that saved no event; the message names the file and the byte
+ * offset), SP_ENOMEM. What a load skipped or ignored is counted in the
+ * result (load_skipped, trailing_bytes, names_cut).
  * Threads: any. */
 SP_API sp_status sp_result_load(const char *path, const sp_load_options *opts, sp_result **out);
 

@@ -1,7 +1,12 @@
 /* out.c: output files that appear whole or not at all. Data goes to a fresh
  * temporary file beside the target (created with O_EXCL and O_NOFOLLOW, so an
  * existing file or a planted symlink is never written through) and is renamed
- * over the target only after every byte, and the gzip trailer, was written. */
+ * over the target only after every byte, and the gzip trailer, was written.
+ * The temporary is created with mode 0666, so the process's umask (and a
+ * default ACL) gives the file its mode as for any new file. Its name is
+ * "<target>.tmpXXXXXX" when that fits NAME_MAX, else a short name made from
+ * a hash of the target's ("<dir>/.sp-<hash>.tmpXXXXXX"), so that any name
+ * the file system takes can be written. */
 #define _GNU_SOURCE
 #include "export.h"
 
@@ -11,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -32,19 +38,67 @@ static void note_error(sp__out *o)
     o->failed = 1;
 }
 
+/* FNV-1a of a name, for the short temporary name. */
+static uint64_t hash_name(const char *s, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* Writes the temporary name of path into tmp (room: strlen(path) + 40)
+ * with a suffix of six X to be replaced by letters. The suffix is 10 bytes
+ * (".tmpXXXXXX"); past NAME_MAX (255) the base name is replaced by a hash. */
+static void tmp_name(const char *path, char *tmp, size_t room)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t base_len = strlen(base);
+    if (base_len + 10 <= 255) {
+        snprintf(tmp, room, "%s.tmpXXXXXX", path);
+        return;
+    }
+    snprintf(tmp, room, "%.*s.sp-%016llx.tmpXXXXXX", (int)(base - path), path,
+             (unsigned long long)hash_name(base, base_len));
+}
+
+/* Creates the temporary: the six X at its end become random letters,
+ * retried while the name exists. Mode 0666 less the umask, as for any new
+ * file (mkstemp would give 0600). */
+static int create_tmp(char *tmp)
+{
+    static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    char *x = tmp + strlen(tmp) - 6;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t seed = hash_name(tmp, strlen(tmp)) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^
+                    ((uint64_t)getpid() << 16) ^ (uint64_t)(uintptr_t)tmp;
+    for (int attempt = 0; attempt < 1000; attempt++) {
+        uint64_t v = seed;
+        for (int i = 0; i < 6; i++) {
+            x[i] = letters[v % (sizeof letters - 1)];
+            v /= sizeof letters - 1;
+        }
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd >= 0 || errno != EEXIST) return fd;
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull + (uint64_t)attempt;
+    }
+    return -1;
+}
+
 sp_status sp__out_open(sp__out **out, const char *path, int gzip)
 {
     if (!out || !path || !*path) return sp__fail(SP_EINVAL, "export: empty output path");
     sp__out *o = sp__alloc(sizeof *o);
     size_t len = strlen(path);
-    char *tmp = sp__alloc(len + 16);
+    char *tmp = sp__alloc(len + 40);
     char *copy = sp__strdup(path);
     if (!o || !tmp || !copy) goto nomem;
     sp__buf_init(&o->buf);
     o->path = copy;
     o->tmp_path = tmp;
-    snprintf(tmp, len + 16, "%s.tmpXXXXXX", path);
-    o->fd = mkostemp(tmp, O_CLOEXEC);
+    tmp_name(path, tmp, len + 40);
+    o->fd = create_tmp(tmp);
     if (o->fd < 0) {
         sp_status s = sp__fail(SP_EIO, "cannot create %s: %s", tmp, strerror(errno));
         sp__free(tmp);
@@ -52,7 +106,6 @@ sp_status sp__out_open(sp__out **out, const char *path, int gzip)
         sp__free(o);
         return s;
     }
-    fchmod(o->fd, 0644);
     if (gzip) {
         int fd2 = dup(o->fd);
         o->gz = fd2 >= 0 ? gzdopen(fd2, "wb6") : NULL;

@@ -580,13 +580,22 @@ sp_status sp__export_protobuf(const sp_result *r, const char *path)
     sp_status s = sp__out_open(&w.out, path, 0);
     if (s != SP_OK) return s;
     w.b = sp__out_buf(w.out);
+    /* The truncation guard (nodetree.proto): begin first, end last. */
+    put_varint(w.b, (uint64_t)SP__PB_TREES_STEPPROF_BEGIN << 3);
+    put_varint(w.b, 1);
     int failed = collect_unattributed(&w) != 0 || put_header(&w) != 0;
     int has_thread0 = 0;
-    for (size_t i = 0; !failed && i < r->thread_count; i++) {
+    uint64_t trees = 0;
+    for (size_t i = 0; !failed && i < r->thread_count; i++, trees++) {
         if (r->threads[i].tid == 0) has_thread0 = 1;
         failed = put_thread(&w, &r->threads[i], r->threads[i].tid) != 0;
     }
-    if (!failed && !has_thread0 && w.unattributed_count > 0) failed = put_thread(&w, NULL, 0) != 0;
+    if (!failed && !has_thread0 && w.unattributed_count > 0) {
+        failed = put_thread(&w, NULL, 0) != 0;
+        trees++;
+    }
+    put_varint(w.b, (uint64_t)SP__PB_TREES_STEPPROF_END << 3);
+    put_varint(w.b, trees);
     writer_fini(&w);
     if (failed) {
         sp__out_abort(w.out);

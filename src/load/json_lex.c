@@ -1,6 +1,7 @@
 /* json_lex.c: the streaming JSON tokenizer of json_lex.h. Strings are
- * decoded into one reused buffer (a token is at most as long as the input,
- * and usually a name); every other value can be skipped without storing it.
+ * decoded into one reused buffer (a token is at most SP__JSON_MAX_STRING
+ * bytes, and usually a name); every other value can be skipped without
+ * storing it.
  * Skipping is iterative with an explicit depth count, so hostile nesting
  * costs neither stack nor memory. */
 #include "json_lex.h"
@@ -18,30 +19,131 @@ int sp__jlex_error(sp__jlex *lx, const char *what)
     return -1;
 }
 
-sp_status sp__jlex_open(sp__jlex *lx, const char *path)
+sp_status sp__jlex_open(sp__jlex *lx, FILE *f, const char *path)
 {
     memset(lx, 0, sizeof *lx);
     lx->path = path;
+    lx->f = f;
     sp__buf_init(&lx->tok);
     lx->buf = sp__alloc(READ_BYTES);
-    if (!lx->buf) return sp__fail(SP_ENOMEM, "out of memory loading %s", path);
-    lx->gz = gzopen(path, "rb");
-    if (!lx->gz) {
-        sp__free(lx->buf);
-        lx->buf = NULL;
-        return sp__fail(SP_EIO, "%s: cannot open: %s", path, errno ? strerror(errno) : "out of memory");
+    lx->raw = sp__alloc(READ_BYTES);
+    if (!lx->buf || !lx->raw) {
+        sp__jlex_close(lx);
+        return sp__fail(SP_ENOMEM, "out of memory loading %s", path);
     }
-    gzbuffer(lx->gz, 1 << 16);
+    /* Gzip or not, by the magic (as zlib's gzread tells them). */
+    size_t n = fread(lx->raw, 1, READ_BYTES, f);
+    if (ferror(f)) {
+        sp__jlex_close(lx);
+        return sp__fail(SP_EIO, "%s: read error: %s", path, strerror(errno));
+    }
+    if (n < READ_BYTES) lx->raw_eof = 1;
+    if (n >= 2 && lx->raw[0] == 0x1f && lx->raw[1] == 0x8b) {
+        lx->gzip = 1;
+        if (inflateInit2(&lx->z, 15 + 16) != Z_OK) {
+            sp__jlex_close(lx);
+            return sp__fail(SP_ENOMEM, "out of memory loading %s", path);
+        }
+        lx->z_ready = 1;
+        lx->z.next_in = lx->raw;
+        lx->z.avail_in = (uInt)n;
+    } else {
+        memcpy(lx->buf, lx->raw, n);
+        lx->len = n;
+        if (n == 0) lx->eof = 1;
+    }
     return SP_OK;
 }
 
 void sp__jlex_close(sp__jlex *lx)
 {
-    if (lx->gz) gzclose(lx->gz);
+    if (lx->z_ready) inflateEnd(&lx->z);
+    lx->z_ready = 0;
     sp__free(lx->buf);
+    sp__free(lx->raw);
     sp__buf_fini(&lx->tok);
-    lx->gz = NULL;
     lx->buf = NULL;
+    lx->raw = NULL;
+}
+
+static int read_error(sp__jlex *lx)
+{
+    if (lx->status == SP_OK) lx->status = sp__fail(SP_EIO, "%s: read error: %s", lx->path, strerror(errno));
+    return -1;
+}
+
+/* Tops up the compressed input to at least want bytes (or to the end of
+ * the file). */
+static int read_raw(sp__jlex *lx, size_t want)
+{
+    if (lx->z.avail_in >= want || lx->raw_eof) return 0;
+    memmove(lx->raw, lx->z.next_in, lx->z.avail_in);
+    lx->z.next_in = lx->raw;
+    while (lx->z.avail_in < want && !lx->raw_eof) {
+        size_t n = fread(lx->raw + lx->z.avail_in, 1, READ_BYTES - lx->z.avail_in, lx->f);
+        if (n == 0) {
+            if (ferror(lx->f)) return read_error(lx);
+            lx->raw_eof = 1;
+        }
+        lx->z.avail_in += (uInt)n;
+    }
+    return 0;
+}
+
+/* After a gzip member: another member, or the end (bytes that are not a
+ * member are counted as trailing and not read as JSON). 1 at the end. */
+static int next_member(sp__jlex *lx)
+{
+    if (read_raw(lx, 2) != 0) return -1;
+    if (lx->z.avail_in == 0) return 1;
+    if (lx->z.avail_in >= 2 && lx->z.next_in[0] == 0x1f && lx->z.next_in[1] == 0x8b) {
+        inflateReset(&lx->z);
+        lx->member_done = 0;
+        return 0;
+    }
+    lx->trailing_bytes += lx->z.avail_in;
+    lx->z.avail_in = 0;
+    while (!lx->raw_eof) {
+        size_t n = fread(lx->raw, 1, READ_BYTES, lx->f);
+        if (n == 0) {
+            if (ferror(lx->f)) return read_error(lx);
+            lx->raw_eof = 1;
+        }
+        lx->trailing_bytes += n;
+    }
+    return 1;
+}
+
+/* Inflates the next piece into buf; its length, 0 at the end, -1 on error. */
+static long inflate_some(sp__jlex *lx)
+{
+    for (;;) {
+        if (lx->member_done) {
+            int end = next_member(lx);
+            if (end != 0) return end < 0 ? -1 : 0;
+        }
+        if (read_raw(lx, 1) != 0) return -1;
+        lx->z.next_out = lx->buf;
+        lx->z.avail_out = (uInt)READ_BYTES;
+        int rc = inflate(&lx->z, Z_NO_FLUSH);
+        size_t produced = READ_BYTES - lx->z.avail_out;
+        if (rc == Z_STREAM_END) {
+            lx->member_done = 1;
+        } else if (rc == Z_MEM_ERROR) {
+            if (lx->status == SP_OK) lx->status = sp__fail(SP_ENOMEM, "out of memory loading %s", lx->path);
+            return -1;
+        } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+            if (lx->status == SP_OK)
+                lx->status = sp__fail(SP_EFORMAT, "%s: corrupt gzip stream: %s (after byte %llu)", lx->path,
+                                      lx->z.msg ? lx->z.msg : "invalid data", (unsigned long long)lx->offset);
+            return -1;
+        }
+        if (produced > 0) return (long)produced;
+        if (!lx->member_done && lx->z.avail_in == 0 && lx->raw_eof) {
+            sp__jlex_error(lx, "gzip stream cut short");
+            return -1;
+        }
+    }
 }
 
 /* Makes buf[pos] valid; 0, or -1 at the end of input or on error. */
@@ -49,21 +151,15 @@ static int fill(sp__jlex *lx)
 {
     if (lx->pos < lx->len) return 0;
     if (lx->eof || lx->status != SP_OK) return -1;
-    int n = gzread(lx->gz, lx->buf, (unsigned)READ_BYTES);
-    if (n < 0) {
-        int code;
-        const char *msg = gzerror(lx->gz, &code);
-        lx->status = code == Z_ERRNO ? sp__fail(SP_EIO, "%s: read error: %s", lx->path, strerror(errno))
-                                     : sp__fail(SP_EFORMAT, "%s: corrupt gzip stream: %s (after byte %llu)",
-                                                lx->path, msg, (unsigned long long)lx->offset);
-        return -1;
+    long n;
+    if (lx->gzip) {
+        n = inflate_some(lx);
+    } else {
+        n = (long)fread(lx->buf, 1, READ_BYTES, lx->f);
+        if (n == 0 && ferror(lx->f)) n = read_error(lx);
     }
+    if (n < 0) return -1;
     if (n == 0) {
-        int code;
-        gzerror(lx->gz, &code);
-        if (code != Z_OK && code != Z_BUF_ERROR)
-            return sp__jlex_error(lx, "corrupt gzip stream");
-        if (code == Z_BUF_ERROR) return sp__jlex_error(lx, "gzip stream cut short");
         lx->eof = 1;
         return -1;
     }
@@ -157,10 +253,13 @@ static int string(sp__jlex *lx, int keep)
     b->len = 0;
     for (;;) {
         if (fill(lx) != 0) return sp__jlex_error(lx, "input ends inside a string");
-        /* Copy a run of plain bytes at once. */
+        /* Copy a run of plain bytes at once, up to the cap. */
         const unsigned char *p = lx->buf + lx->pos, *end = lx->buf + lx->len, *q = p;
         while (q < end && *q != '"' && *q != '\\' && *q >= 0x20) q++;
-        if (keep) sp__buf_append(b, p, (size_t)(q - p));
+        if (keep && b->len < SP__JSON_MAX_STRING + 4) {
+            size_t room = SP__JSON_MAX_STRING + 4 - b->len;
+            sp__buf_append(b, p, (size_t)(q - p) < room ? (size_t)(q - p) : room);
+        }
         lx->offset += (uint64_t)(q - p);
         lx->pos += (size_t)(q - p);
         if (q == end) continue;
@@ -186,7 +285,7 @@ static int string(sp__jlex *lx, int keep)
                     if (lo >= 0xdc00 && lo < 0xe000)
                         cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
                     else {
-                        if (keep) put_utf8(b, 0xfffd);
+                        if (keep && b->len < SP__JSON_MAX_STRING + 4) put_utf8(b, 0xfffd);
                         cp = lo >= 0xd800 && lo < 0xe000 ? 0xfffd : lo;
                     }
                 } else {
@@ -199,7 +298,14 @@ static int string(sp__jlex *lx, int keep)
         default:
             return sp__jlex_error(lx, "invalid escape in a string");
         }
-        if (keep) put_utf8(b, cp);
+        if (keep && b->len < SP__JSON_MAX_STRING + 4) put_utf8(b, cp);
+    }
+    if (keep && b->len > SP__JSON_MAX_STRING) {
+        /* Cut at the cap, on a UTF-8 character boundary. */
+        size_t n = SP__JSON_MAX_STRING;
+        while (n > 0 && ((unsigned char)b->data[n] & 0xc0) == 0x80) n--;
+        b->len = n;
+        lx->strings_cut++;
     }
     if (b->failed) {
         if (lx->status == SP_OK) lx->status = sp__fail(SP_ENOMEM, "out of memory loading %s", lx->path);

@@ -1,24 +1,40 @@
 /* json_lex.h: a streaming JSON tokenizer for the Chrome-trace loader
- * (load_json.c). It reads through zlib (plain or gzip input alike) in 64 KiB
- * pieces and keeps only the current token, so a trace is never held in
- * memory. Errors name the file and the byte offset; nesting deeper than
- * SP__JSON_MAX_DEPTH is an error, not a stack overflow. */
+ * (load_json.c). It reads an open file, plain or gzip (inflated here with
+ * zlib, one or more members), in 64 KiB pieces and keeps only the current
+ * token, so a trace is never held in memory: a string value is kept up to
+ * SP__JSON_MAX_STRING bytes and the rest skipped (counted in strings_cut),
+ * so even a gzip bomb of one huge string costs bounded memory. Bytes after
+ * the last gzip member that do not start another are not read as JSON; they
+ * are counted (trailing_bytes) for the loader to report. Errors name the
+ * file and the byte offset; nesting deeper than SP__JSON_MAX_DEPTH is an
+ * error, not a stack overflow. */
 #ifndef SP_LOAD_JSON_LEX_H
 #define SP_LOAD_JSON_LEX_H
 
 #include "sys.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <zlib.h>
 
 #define SP__JSON_MAX_DEPTH 64
+/* Longest string kept (names are cut to 4096 bytes anyway, names.c). */
+#define SP__JSON_MAX_STRING ((size_t)64 << 10)
 
 typedef struct sp__jlex {
-    gzFile gz;
+    FILE *f;
     const char *path;
-    unsigned char *buf;
+    unsigned char *buf;   /* uncompressed input */
     size_t pos, len;
     int eof;
+    int gzip;             /* 1 when the file is gzip */
+    int z_ready;          /* z was initialised */
+    int member_done;      /* z reached the end of a gzip member */
+    int raw_eof;          /* f is read to its end */
+    z_stream z;
+    unsigned char *raw;   /* compressed input, z.next_in points into it */
+    uint64_t trailing_bytes; /* bytes after the last gzip member, ignored */
+    uint64_t strings_cut; /* strings longer than SP__JSON_MAX_STRING, cut */
     uint64_t offset;  /* uncompressed bytes consumed */
     sp__buf tok;      /* the last string's (unescaped, NUL-terminated) or number's text */
     sp_status status; /* first error, SP_OK while none */
@@ -26,7 +42,8 @@ typedef struct sp__jlex {
     void *user;
 } sp__jlex;
 
-sp_status sp__jlex_open(sp__jlex *lx, const char *path);
+/* Reads f (open at its start; the caller closes it) named path. */
+sp_status sp__jlex_open(sp__jlex *lx, FILE *f, const char *path);
 void sp__jlex_close(sp__jlex *lx);
 /* The next significant character without consuming it; -1 at the end of
  * input or after an error. */

@@ -10,6 +10,8 @@
 
 #include "collect.h"
 
+#include <stdio.h>
+
 /* Builds a result from events handed over in any order. Threads are found
  * by tid; a tid seen twice (two thread trees) gives one thread. */
 /* Capacities of one thread's arrays (events use sp__thread.cap). */
@@ -49,12 +51,14 @@ sp__device_rec *sp__builder_device(sp__builder *b, uint64_t order);
  * ones recomputed here are not kept. On success the result moves to *out. */
 sp_status sp__builder_finish(sp__builder *b, int keep_counters, const char *path, sp_result **out);
 
-/* Readers (opts already defaulted; format resolved). */
-sp_status sp__load_pb(const char *path, const sp_load_options *opts, sp_result **out);
-sp_status sp__load_json(const char *path, const sp_load_options *opts, sp_result **out);
+/* Readers (opts already defaulted; format resolved). f is the file, open at
+ * its start, a regular file (load.c copies a pipe's bytes into one first),
+ * closed by the caller; path names it in messages. */
+sp_status sp__load_pb(FILE *f, const char *path, const sp_load_options *opts, sp_result **out);
+sp_status sp__load_json(FILE *f, const char *path, const sp_load_options *opts, sp_result **out);
 /* Crash dumps (load_dump.c, src/record/crash.h): sp__is_dump tells one from
  * the file's first n bytes; sp__load_dump reads it. */
 int sp__is_dump(const unsigned char *head, size_t n);
-sp_status sp__load_dump(const char *path, const sp_load_options *opts, sp_result **out);
+sp_status sp__load_dump(FILE *f, const char *path, const sp_load_options *opts, sp_result **out);
 
 #endif

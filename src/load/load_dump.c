@@ -7,7 +7,9 @@
  * END, left by a process killed while streaming: it is read up to its last
  * FLUSH, whose count must match; sections after it are checked if whole,
  * and a last section that runs past the end of the file is the truncated
- * tail, ignored. The records are then decoded by the collector (sp__collect_saved),
+ * tail, ignored and counted (trailing_bytes: a pass cut short by the kill
+ * or by a full disk). One whose passes saved no event at all is an error
+ * (SP_EFORMAT), not an empty result. The records are then decoded by the collector (sp__collect_saved),
  * so a dump gives exactly the result a stop at the crash would have, with
  * the ranges still open at the crash closed there and flagged UNCLOSED.
  * Static name pointers of the crashed process are looked up in the dump's
@@ -41,6 +43,7 @@ typedef struct dump {
     size_t end;                  /* the sections before this offset are read */
     const sp__dump_flush *flush; /* a streamed dump's last FLUSH, or NULL */
     size_t flush_end;            /* the offset after that FLUSH */
+    size_t cut_bytes;            /* bytes after it, ignored (a pass cut short) */
 } dump;
 
 int sp__is_dump(const unsigned char *head, size_t n)
@@ -53,17 +56,14 @@ static sp_status bad(const dump *d, size_t offset, const char *what)
     return sp__fail(SP_EFORMAT, "%s: crash dump: %s at offset %zu", d->path, what, offset);
 }
 
-static sp_status read_file(dump *d)
+static sp_status read_file(dump *d, FILE *f)
 {
-    FILE *f = fopen(d->path, "rb");
-    if (!f) return sp__fail(SP_EIO, "%s: cannot open: %s", d->path, strerror(errno));
     sp__buf b;
     sp__buf_init(&b);
     char chunk[65536];
     size_t n;
     while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) sp__buf_append(&b, chunk, n);
     int err = ferror(f);
-    fclose(f);
     if (err || b.failed) {
         sp__buf_fini(&b);
         return err ? sp__fail(SP_EIO, "%s: cannot read", d->path)
@@ -113,7 +113,15 @@ typedef struct counts {
 static sp_status streamed_end(dump *d, size_t off, const counts *flushed, counts *out)
 {
     if (!d->flush) return bad(d, off, "streamed dump without a complete pass (no FLUSH section)");
+    /* No pass saved an event: the process ended before its first pass, or
+     * the passes could not be written (a full disk). An empty result would
+     * look like a span that recorded nothing. */
+    if (flushed->words == 0)
+        return sp__fail(SP_EFORMAT, "%s: crash dump: no events saved (a streamed dump cut short after %zu "
+                        "bytes: the process ended before the first pass, or the disk was full)", d->path,
+                        d->size);
     d->end = d->flush_end;
+    d->cut_bytes = d->size - d->flush_end;
     *out = *flushed;
     return SP_OK;
 }
@@ -348,7 +356,7 @@ static uint32_t name_of(void *ctx, sp__names *names, uint64_t ptr)
     return sp__names_from_bytes(names, "(unknown)", 9);
 }
 
-sp_status sp__load_dump(const char *path, const sp_load_options *opts, sp_result **out)
+sp_status sp__load_dump(FILE *f, const char *path, const sp_load_options *opts, sp_result **out)
 {
     dump d;
     memset(&d, 0, sizeof d);
@@ -356,7 +364,7 @@ sp_status sp__load_dump(const char *path, const sp_load_options *opts, sp_result
     sp__saved_span span;
     memset(&span, 0, sizeof span);
     counts c;
-    sp_status s = read_file(&d);
+    sp_status s = read_file(&d, f);
     if (s == SP_OK) s = scan(&d, &c);
     if (s == SP_OK) {
         d.threads = sp__alloc(sizeof *d.threads * (c.threads ? c.threads : 1));
@@ -375,6 +383,7 @@ sp_status sp__load_dump(const char *path, const sp_load_options *opts, sp_result
         span.name_of = name_of;
         span.name_ctx = &d;
         s = sp__collect_saved(&span, out);
+        if (s == SP_OK) (*out)->counters[SP_COUNTER_TRAILING_BYTES] += d.cut_bytes;
     }
     if (s == SP_OK && opts && opts->progress) opts->progress(d.size, d.size, opts->progress_user);
     sp__free(d.threads);

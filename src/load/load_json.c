@@ -13,7 +13,16 @@
  * decimal microseconds with three decimals, not through a double. What the
  * JSON does not carry is not restored: GPU records are skipped, a memory
  * event's peaks become running maxima of its place's totals and its place
- * "Place(cpu)" or "Place(gpu:N)", per-thread drop counts are 0. */
+ * "Place(cpu)" or "Place(gpu:N)", per-thread drop counts are 0.
+ *
+ * Paddle's own chrome trace (trace-format.md §10.3) loads too: its cat is
+ * the event type's name ("Operator", "ProfileStep", "PythonUserDefined"...),
+ * its tids are strings ("6689(Python)", the number before the parenthesis
+ * is the tid) and its names end in "[<dur> ms]", which is cut off. Its GPU
+ * records (Kernel, Memcpy, Memset, CudaRuntime) are skipped as stepprof's
+ * are. An event whose pid, tid, ts or dur holds a value of the wrong type
+ * (a string or an object where a number belongs) is skipped and counted
+ * (load_skipped), never dropped in silence. */
 #include "json_lex.h"
 #include "load.h"
 
@@ -39,6 +48,7 @@ typedef struct event {
     sp__buf ph, cat, name, s, event_type, arg_name, first_key;
     int64_t pid, tid, ts, dur;
     int has_pid, has_tid, has_ts, has_dur, has_first_value;
+    int bad_type;  /* pid, tid, ts or dur held a value of the wrong type */
     double first_value;
     int64_t addr, bytes, total_allocated, total_reserved, device_id, device_type;
 } event;
@@ -61,6 +71,7 @@ typedef struct jloader {
     event ev;
     int64_t base_ns;
     int have_span, have_counters, have_pid, have_events;
+    uint64_t skipped; /* events skipped for a field of the wrong type */
     int64_t span_start, span_end;
     place_peak *peaks;
     size_t peak_count;
@@ -111,12 +122,14 @@ static int read_string_into(jloader *l, sp__buf *dst)
 }
 
 /* An integer value; a number with a fraction or exponent is rounded. A
- * string or other value is skipped and *ok set to 0. */
+ * string or other value is skipped and *ok set to 0 (and the event marked
+ * as holding a value of the wrong type, unless the value is null). */
 static int read_int(jloader *l, int64_t *out, int *ok)
 {
     int c = sp__jlex_peek(&l->lx);
     if (c != '-' && (c < '0' || c > '9')) {
         *ok = 0;
+        if (c != 'n') l->ev.bad_type = 1;
         return sp__jlex_skip(&l->lx);
     }
     if (sp__jlex_number(&l->lx) != 0) return -1;
@@ -144,6 +157,7 @@ static int read_us(jloader *l, int64_t *out, int *ok)
     int c = sp__jlex_peek(&l->lx);
     if (c != '-' && (c < '0' || c > '9')) {
         *ok = 0;
+        if (c != 'n') l->ev.bad_type = 1;
         return sp__jlex_skip(&l->lx);
     }
     if (sp__jlex_number(&l->lx) != 0) return -1;
@@ -168,6 +182,24 @@ static int read_us(jloader *l, int64_t *out, int *ok)
         *out = d >= 9.2e18 ? INT64_MAX : d <= -9.2e18 ? INT64_MIN : (int64_t)llround(d);
     }
     *ok = 1;
+    return 0;
+}
+
+/* A tid: an integer, or paddle's string "<tid>(Python)" / "<tid>(C++)",
+ * whose leading digits are the tid. Any other string is of the wrong type. */
+static int read_tid(jloader *l)
+{
+    event *e = &l->ev;
+    if (sp__jlex_peek(&l->lx) != '"') return read_int(l, &e->tid, &e->has_tid);
+    if (sp__jlex_string(&l->lx) != 0) return -1;
+    const char *t = l->lx.tok.data ? l->lx.tok.data : "";
+    size_t digits = strspn(t, "0123456789");
+    if (digits == 0 || digits > 19 || (t[digits] != '\0' && t[digits] != '(')) {
+        e->bad_type = 1;
+        return 0;
+    }
+    e->tid = (int64_t)strtoull(t, NULL, 10);
+    e->has_tid = 1;
     return 0;
 }
 
@@ -218,6 +250,7 @@ static void reset_event(event *e)
     e->ph.len = e->cat.len = e->name.len = e->s.len = e->event_type.len = 0;
     e->arg_name.len = e->first_key.len = 0;
     e->has_pid = e->has_tid = e->has_ts = e->has_dur = e->has_first_value = 0;
+    e->bad_type = 0;
     e->pid = e->tid = e->ts = e->dur = 0;
     e->addr = e->bytes = e->total_allocated = e->total_reserved = e->device_id = e->device_type = 0;
     e->first_value = 0;
@@ -241,7 +274,7 @@ static int read_event(jloader *l)
         else if (strcmp(k, "name") == 0) rc = read_string_into(l, &e->name);
         else if (strcmp(k, "s") == 0) rc = read_string_into(l, &e->s);
         else if (strcmp(k, "pid") == 0) rc = read_int(l, &e->pid, &e->has_pid);
-        else if (strcmp(k, "tid") == 0) rc = read_int(l, &e->tid, &e->has_tid);
+        else if (strcmp(k, "tid") == 0) rc = read_tid(l);
         else if (strcmp(k, "ts") == 0) rc = read_us(l, &e->ts, &e->has_ts);
         else if (strcmp(k, "dur") == 0) rc = read_us(l, &e->dur, &e->has_dur);
         else if (strcmp(k, "args") == 0) rc = read_args(l);
@@ -287,12 +320,29 @@ static uint32_t recorded_name(jloader *l, sp_event_type type, const char *name)
     return sp__names_from_bytes(names, name, len);
 }
 
-static int add_range(jloader *l, int instant)
+/* Paddle's names end in "[<dur> <unit>]": the name without it. */
+static size_t paddle_name_len(const char *name)
+{
+    size_t len = strlen(name);
+    const char *open = strrchr(name, '[');
+    if (!open || len < 4 || name[len - 1] != ']' || name[len - 2] != 's') return len;
+    if (open[1] < '0' || open[1] > '9') return len;
+    return (size_t)(open - name);
+}
+
+/* type: the event's type (from args "Event Type" or cat), or -1 to take
+ * it from them as stepprof writes them. */
+static int add_range(jloader *l, int instant, int type_from_cat)
 {
     event *e = &l->ev;
     const char *cat = str(&e->cat);
     sp_event_type fallback = strcmp(cat, "cpu_op") == 0 ? SP_EVENT_OPERATOR : SP_EVENT_USER_DEFINED;
     sp_event_type type = type_by_name(str(&e->event_type), fallback);
+    if (type_from_cat >= 0) {
+        type = (sp_event_type)type_from_cat;
+        e->name.len = paddle_name_len(str(&e->name));
+        sp__buf_cstr(&e->name);
+    }
     sp__thread *t = sp__builder_thread(&l->b, (uint64_t)e->tid);
     sp__event *ev = t ? sp__builder_event(&l->b, t) : NULL;
     if (!ev) return nomem(l);
@@ -369,38 +419,83 @@ static int add_thread_label(jloader *l)
     return 0;
 }
 
+/* Paddle's cat for a host range: its TracerEventType's name; the type, or
+ * -1 for any other cat (GPU and runtime records included). */
+static int paddle_host_type(const char *cat)
+{
+    sp_event_type t = type_by_name(cat, SP_EVENT_TYPE_COUNT);
+    if (t == SP_EVENT_TYPE_COUNT || t == SP_EVENT_CUDA_RUNTIME || t == SP_EVENT_KERNEL || t == SP_EVENT_MEMCPY ||
+        t == SP_EVENT_MEMSET)
+        return -1;
+    return (int)t;
+}
+
+/* What take_event does with an event. */
+enum { SKIP, META_PROCESS, META_THREAD, RANGE, PADDLE_RANGE, INSTANT, MEMORY, RESERVED, COUNTER };
+
+static int event_kind(const char *ph, const char *cat, const char *name)
+{
+    if (strcmp(ph, "M") == 0) {
+        if (strcmp(name, "process_name") == 0) return META_PROCESS;
+        return strcmp(name, "thread_name") == 0 ? META_THREAD : SKIP;
+    }
+    if (strcmp(ph, "X") == 0 && (strcmp(cat, "cpu_op") == 0 || strcmp(cat, "user_annotation") == 0)) return RANGE;
+    if (strcmp(ph, "X") == 0 && paddle_host_type(cat) >= 0) return PADDLE_RANGE;
+    if (strcmp(ph, "i") == 0 && strcmp(cat, "cpu_instant_event") == 0) {
+        if (strcmp(name, "[memory]") == 0) return MEMORY;
+        return strcmp(name, "[reserved memory]") == 0 ? RESERVED : SKIP;
+    }
+    if (strcmp(ph, "i") == 0 && strcmp(cat, "user_annotation") == 0) return INSTANT;
+    if (strcmp(ph, "C") == 0) return COUNTER;
+    return SKIP; /* GPU records, flows and others are not restored */
+}
+
 static int take_event(jloader *l)
 {
     event *e = &l->ev;
     const char *ph = str(&e->ph), *cat = str(&e->cat), *name = str(&e->name);
     l->have_events = 1;
-    if (strcmp(cat, "Trace") == 0 && strcmp(name, "PyTorch Profiler (0)") == 0 && e->has_ts) {
+    if (strcmp(cat, "Trace") == 0 && strcmp(name, "PyTorch Profiler (0)") == 0) {
+        if (!e->has_ts) {
+            l->skipped++; /* the span marker without its time */
+            return 0;
+        }
         l->have_span = 1;
         l->span_start = e->ts;
         l->span_end = sat_add(e->ts, e->has_dur && e->dur > 0 ? e->dur : 0);
         return 0;
     }
-    if (!e->has_pid || !e->has_tid || (!e->has_ts && strcmp(ph, "M") != 0)) return 0; /* not a host event */
-    if (strcmp(ph, "M") == 0) {
-        if (strcmp(name, "process_name") == 0 && !l->have_pid) {
+    int kind = event_kind(ph, cat, name);
+    if (kind == SKIP) return 0;
+    /* An event of a kind that is restored, but without a usable pid, tid or
+     * ts (missing, or of the wrong type; or a dur of the wrong type). */
+    int meta = kind == META_PROCESS || kind == META_THREAD;
+    if (e->bad_type || !e->has_pid || !e->has_tid || (!e->has_ts && !meta)) {
+        l->skipped++;
+        return 0;
+    }
+    switch (kind) {
+    case META_PROCESS:
+        if (!l->have_pid) {
             l->have_pid = 1;
             l->b.r->meta.pid = e->pid;
             snprintf(l->b.r->meta.process_name, sizeof l->b.r->meta.process_name, "%s", str(&e->arg_name));
-        } else if (strcmp(name, "thread_name") == 0 && l->have_pid && e->pid == l->b.r->meta.pid) {
-            return add_thread_label(l);
         }
         return 0;
+    case META_THREAD:
+        return l->have_pid && e->pid == l->b.r->meta.pid ? add_thread_label(l) : 0;
+    case RANGE:
+        return add_range(l, 0, -1);
+    case PADDLE_RANGE:
+        return add_range(l, 0, paddle_host_type(cat));
+    case INSTANT:
+        return add_range(l, 1, -1);
+    case MEMORY:
+    case RESERVED:
+        return add_memory(l, kind == RESERVED);
+    default:
+        return add_counter(l);
     }
-    if (strcmp(ph, "X") == 0 && (strcmp(cat, "cpu_op") == 0 || strcmp(cat, "user_annotation") == 0))
-        return add_range(l, 0);
-    if (strcmp(ph, "i") == 0 && strcmp(cat, "cpu_instant_event") == 0) {
-        if (strcmp(name, "[memory]") == 0) return add_memory(l, 0);
-        if (strcmp(name, "[reserved memory]") == 0) return add_memory(l, 1);
-        return 0;
-    }
-    if (strcmp(ph, "i") == 0 && strcmp(cat, "user_annotation") == 0) return add_range(l, 1);
-    if (strcmp(ph, "C") == 0) return add_counter(l);
-    return 0; /* GPU records, flows and others are not restored */
 }
 
 static int read_events(jloader *l)
@@ -530,6 +625,9 @@ static int read_top(jloader *l)
             rc = read_extra_info(l);
         } else if (strcmp(l->key, "stepprof_thread_drops") == 0) {
             rc = read_thread_drops(l);
+        } else if (strcmp(l->key, "span_indx") == 0 && sp__jlex_peek(lx) == '"') {
+            rc = sp__jlex_string(lx); /* paddle writes it as a string */
+            if (rc == 0) r->span_index = (uint32_t)strtoul(lx->tok.data, NULL, 10);
         } else if (strcmp(l->key, "span_indx") == 0) {
             rc = read_int(l, &v, &ok);
             if (ok) r->span_index = (uint32_t)v;
@@ -599,20 +697,21 @@ static void events_fini(event *e)
     sp__buf_fini(&e->first_key);
 }
 
-sp_status sp__load_json(const char *path, const sp_load_options *opts, sp_result **out)
+sp_status sp__load_json(FILE *f, const char *path, const sp_load_options *opts, sp_result **out)
 {
     jloader *l = sp__alloc(sizeof *l);
     if (!l) return sp__fail(SP_ENOMEM, "out of memory loading %s", path);
     l->opts = opts;
-    sp_status s = sp__jlex_open(&l->lx, path);
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0) l->total_bytes = (uint64_t)st.st_size;
+    sp_status s = sp__jlex_open(&l->lx, f, path);
     if (s != SP_OK) {
         sp__free(l);
         return s;
     }
+    if (l->lx.gzip) l->total_bytes = 0; /* progress counts uncompressed bytes */
     l->lx.on_refill = on_refill;
     l->lx.user = l;
-    struct stat st;
-    if (gzdirect(l->lx.gz) && stat(path, &st) == 0) l->total_bytes = (uint64_t)st.st_size;
     if (sp__builder_init(&l->b) != 0) {
         s = sp__fail(SP_ENOMEM, "out of memory loading %s", path);
     } else if (read_top(l) != 0) {
@@ -630,6 +729,12 @@ sp_status sp__load_json(const char *path, const sp_load_options *opts, sp_result
         rebase(l);
         if (opts->progress) opts->progress(l->lx.offset, l->total_bytes ? l->total_bytes : l->lx.offset, opts->progress_user);
         s = sp__builder_finish(&l->b, l->have_counters, path, out);
+        if (s == SP_OK) {
+            /* What this load skipped or cut, on top of the file's counters. */
+            (*out)->counters[SP_COUNTER_LOAD_SKIPPED] += l->skipped;
+            (*out)->counters[SP_COUNTER_TRAILING_BYTES] += l->lx.trailing_bytes;
+            (*out)->counters[SP_COUNTER_NAMES_CUT] += l->lx.strings_cut;
+        }
     }
     if (s != SP_OK) sp__builder_fini(&l->b);
     sp__jlex_close(&l->lx);

@@ -13,7 +13,10 @@
  * enclosing message (and so of the file) before anything is allocated or
  * read; varints longer than 10 bytes, wire types 3, 4, 6 and 7 and a
  * message that ends inside a field are errors naming the byte offset. The
- * schema has no recursive message, so nesting is bounded by it. */
+ * schema has no recursive message, so nesting is bounded by it. A file
+ * written by stepprof begins with stepprof_begin and ends with stepprof_end
+ * (the number of thread trees): one cut short, even between two fields,
+ * is an error; paddle's files have neither and load as they are. */
 #include "load.h"
 #include "protobuf.h"
 
@@ -476,18 +479,38 @@ static sp_status load(loader *l, sp_result **out)
 {
     reader *rd = &l->rd;
     uint64_t end = rd->size;
+    uint64_t trees = 0, said_trees = 0;
+    int begun = 0, ended = 0;
     while (rd->offset < end) {
         uint32_t field;
         unsigned wire;
+        if (ended) return bad(rd, SP_EFORMAT, "data after the end marker (stepprof_end)"), rd->status;
         if (read_key(rd, end, &field, &wire) != 0) return rd->status;
         if (field == SP__PB_TREES_THREAD_TREES && wire == 2) {
             uint64_t len;
             if (read_length(rd, end, &len) != 0 || read_thread_tree(l, rd->offset + len) != 0)
                 return rd->status;
+            trees++;
+        } else if (field == SP__PB_TREES_STEPPROF_BEGIN && wire == 0) {
+            uint64_t v;
+            if (read_varint(rd, end, &v) != 0) return rd->status;
+            begun = 1;
+        } else if (field == SP__PB_TREES_STEPPROF_END && wire == 0) {
+            if (read_varint(rd, end, &said_trees) != 0) return rd->status;
+            ended = 1;
         } else if (copy_field(rd, end, field, wire, &l->top) != 0) {
             return rd->status;
         }
     }
+    /* A file that stepprof began must be whole (nodetree.proto's guard);
+     * paddle's files carry no guard. */
+    if (begun && !ended)
+        return sp__fail(SP_EFORMAT, "%s: truncated protobuf trace: the file ends after %llu bytes and %llu "
+                        "thread trees, without its end marker", rd->path, (unsigned long long)rd->size,
+                        (unsigned long long)trees);
+    if (ended && said_trees != trees)
+        return sp__fail(SP_EFORMAT, "%s: not a valid protobuf trace: %llu thread trees, the end marker says %llu",
+                        rd->path, (unsigned long long)trees, (unsigned long long)said_trees);
     if (l->top.failed) return bad(rd, SP_ENOMEM, "out of memory"), rd->status;
     sp__pb_trees *m = (sp__pb_trees *)protobuf_c_message_unpack(
         &paddle__platform__node_trees_proto__descriptor, &sp__pb_allocator, l->top.len,
@@ -509,12 +532,13 @@ static sp_status load(loader *l, sp_result **out)
     return sp__builder_finish(&l->b, keep_counters, rd->path, out);
 }
 
-sp_status sp__load_pb(const char *path, const sp_load_options *opts, sp_result **out)
+sp_status sp__load_pb(FILE *f, const char *path, const sp_load_options *opts, sp_result **out)
 {
     loader *l = sp__alloc(sizeof *l);
     if (!l) return sp__fail(SP_ENOMEM, "out of memory loading %s", path);
     l->rd.path = path;
     l->rd.opts = opts;
+    l->rd.f = f;
     l->min_ns = INT64_MAX;
     l->max_ns = INT64_MIN;
     sp__buf_init(&l->node);
@@ -522,10 +546,7 @@ sp_status sp__load_pb(const char *path, const sp_load_options *opts, sp_result *
     sp__buf_init(&l->top);
     sp_status s;
     struct stat st;
-    l->rd.f = fopen(path, "rb");
-    if (!l->rd.f) {
-        s = sp__fail(SP_EIO, "%s: cannot open: %s", path, strerror(errno));
-    } else if (fstat(fileno(l->rd.f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
         s = sp__fail(SP_EIO, "%s: not a regular file", path);
     } else if (sp__builder_init(&l->b) != 0) {
         s = sp__fail(SP_ENOMEM, "out of memory loading %s", path);
@@ -534,7 +555,6 @@ sp_status sp__load_pb(const char *path, const sp_load_options *opts, sp_result *
         s = load(l, out);
         if (s != SP_OK) sp__builder_fini(&l->b);
     }
-    if (l->rd.f) fclose(l->rd.f);
     sp__buf_fini(&l->node);
     sp__buf_fini(&l->head);
     sp__buf_fini(&l->top);

@@ -122,6 +122,20 @@ static void put_meta(int signo)
     sp__dump_meta_section(&out, signo, armed_pid, &span_start, &now, info.flags, info.process_name);
 }
 
+/* Says on stderr that no dump was saved (a full disk, a file size limit):
+ * the one line a crash without a dump leaves. Async-signal-safe. */
+static void say_not_saved(void)
+{
+    static const char head[] = "stepprof: could not write the crash dump ";
+    static const char tail[] = " (disk full or write error); no dump was saved\n";
+    size_t n = 0;
+    while (final_path[n]) n++;
+    ssize_t rc = write(STDERR_FILENO, head, sizeof head - 1);
+    rc = write(STDERR_FILENO, final_path, n);
+    rc = write(STDERR_FILENO, tail, sizeof tail - 1);
+    (void)rc;
+}
+
 /* Writes the whole dump into out.fd, then renames the file into place.
  * Called with `dumping` held. Returns 0 on success. */
 static int write_dump(int signo)
@@ -145,6 +159,7 @@ static int write_dump(int signo)
     out.fd = -1;
     if (failed || rename(tmp_path, final_path) != 0) {
         unlink(tmp_path);
+        say_not_saved();
         return -1;
     }
     return 0;

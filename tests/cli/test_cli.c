@@ -24,11 +24,14 @@ static char *slurp(const char *path, char *buf, size_t size)
     return buf;
 }
 
-/* Runs `stepprof ARGS`; stdout and stderr land in out_text / err_text. */
-static int cli(const char *args)
+/* Runs `PREFIX stepprof ARGS` in the shell (prefix: a pipe's writer, or
+ * ""); stdout and stderr land in out_text / err_text. A hang ends after a
+ * minute (exit 124). */
+static int cli_after(const char *prefix, const char *args)
 {
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "cd %s && %s %s >%s/out 2>%s/err", dir, SP_CLI, args, dir, dir);
+    snprintf(cmd, sizeof cmd, "cd %s && %s timeout 60 %s %s >%s/out 2>%s/err", dir, prefix, SP_CLI, args, dir,
+             dir);
     int status = system(cmd);
     char path[300];
     snprintf(path, sizeof path, "%s/out", dir);
@@ -37,6 +40,9 @@ static int cli(const char *args)
     slurp(path, err_text, sizeof err_text);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+/* Runs `stepprof ARGS`. */
+static int cli(const char *args) { return cli_after("", args); }
 
 #define SEED SP_SOURCE_DIR "/tests/fuzz/seeds/trace.json"
 #define PADDLE SP_SOURCE_DIR "/tests/data/paddle_cpu_tiny.paddle_trace.pb"
@@ -161,6 +167,98 @@ static void test_cli_diff(void)
     CHECK(strstr(out_text, "times per step") != NULL);
 }
 
+/* The input read from a pipe, a FIFO, "-" and /dev/stdin: the same output
+ * as from the file (before: a FIFO hung, a pipe failed). */
+static void test_cli_reads_pipes_and_stdin(void)
+{
+    static char want[sizeof out_text];
+    static const char *const files[] = {SEED, PADDLE};
+    for (int i = 0; i < 2; i++) {
+        char args[600], prefix[600];
+        snprintf(args, sizeof args, "summary --time-unit us %s", files[i]);
+        CHECK_EQ(0, cli(args));
+        snprintf(want, sizeof want, "%s", out_text);
+        CHECK(strstr(want, "Overview Summary") != NULL);
+        snprintf(prefix, sizeof prefix, "cat %s |", files[i]);
+        CHECK_EQ(0, cli_after(prefix, "summary --time-unit us -"));
+        CHECK_STR_EQ(want, out_text);
+        CHECK_EQ(0, cli_after(prefix, "summary --time-unit us /dev/stdin"));
+        CHECK_STR_EQ(want, out_text);
+        snprintf(prefix, sizeof prefix, "rm -f in.fifo && mkfifo in.fifo && { cat %s >in.fifo & } &&", files[i]);
+        CHECK_EQ(0, cli_after(prefix, "summary --time-unit us in.fifo"));
+        CHECK_STR_EQ(want, out_text);
+        /* A gzip stream through a pipe too. */
+        snprintf(prefix, sizeof prefix, "gzip -c %s |", SEED);
+        CHECK_EQ(0, cli_after(prefix, "info -"));
+        CHECK(strstr(out_text, "threads: 2\n") != NULL);
+    }
+    /* An empty pipe is an error naming the input. */
+    CHECK_EQ(1, cli_after("printf '' |", "info -"));
+    CHECK(strstr(err_text, "empty file") != NULL);
+}
+
+/* What a load skipped or ignored is said on stderr (exit 0: the rest loaded). */
+static void test_cli_warns_about_skipped_input(void)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/types.json", dir);
+    FILE *f = fopen(path, "w");
+    fputs("{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\",\"pid\":1,\"tid\":2,"
+          "\"ts\":1,\"dur\":1},{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"b\",\"pid\":1,\"tid\":2,"
+          "\"ts\":\"1\",\"dur\":1}]}",
+          f);
+    fclose(f);
+    CHECK_EQ(0, cli("info types.json"));
+    CHECK(strstr(err_text, "warning: types.json: 1 events skipped") != NULL);
+    CHECK(strstr(out_text, "load_skipped=1") != NULL);
+    /* Garbage after a gzip stream. */
+    char prefix[600];
+    snprintf(prefix, sizeof prefix, "{ gzip -c %s; printf 'junk'; } >junk.json.gz &&", SEED);
+    CHECK_EQ(0, cli_after(prefix, "info junk.json.gz"));
+    CHECK(strstr(err_text, "warning: junk.json.gz: 4 bytes after the end of the data ignored") != NULL);
+    /* A trace with no event stepprof restores says so. */
+    snprintf(path, sizeof path, "%s/gpu_only.json", dir);
+    f = fopen(path, "w");
+    fputs("{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+          "\"ts\":1,\"dur\":1}]}",
+          f);
+    fclose(f);
+    CHECK_EQ(0, cli("info gpu_only.json"));
+    CHECK(strstr(err_text, "warning: gpu_only.json: no host events") != NULL);
+    /* Paddle's JSON dialect loads, with its ranges. */
+    CHECK_EQ(0, cli("summary " SP_SOURCE_DIR "/tests/data/paddle_dialect.paddle_trace.json"));
+    CHECK(strstr(out_text, "ProfileStep") != NULL);
+    CHECK(strstr(out_text, "linear dygraph") != NULL);
+}
+
+/* A trace nested 1,000,000 deep through convert (JSON -> .pb -> JSON) and
+ * info: the CLI's loading and exporting never recurse per level. (summary's
+ * tables walk the tree in src/analyze, checked there.) */
+static void test_cli_deep_nesting(void)
+{
+    const long depth = 1000000;
+    char path[300];
+    snprintf(path, sizeof path, "%s/deep.json", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs("{\"traceEvents\":[\n", f);
+    for (long i = 0; i < depth; i++)
+        fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"n\",\"pid\":1,\"tid\":7,\"ts\":%ld,\"dur\":%ld}\n",
+                i ? "," : "", i, 2 * (depth - i));
+    fputs("]}\n", f);
+    fclose(f);
+    CHECK_EQ(0, cli("convert deep.json -o deep.pb"));
+    CHECK_EQ(0, cli("convert deep.pb -o deep2.json"));
+    CHECK_EQ(0, cli("info deep2.json"));
+    CHECK(strstr(out_text, ": 1000000 events (1000000 ranges") != NULL);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/deep.pb", dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/deep2.json", dir);
+    unlink(path);
+}
+
 int main(void)
 {
     CHECK(mkdtemp(dir) != NULL);
@@ -170,6 +268,9 @@ int main(void)
     RUN_TEST(test_cli_convert_keeps_the_tables);
     RUN_TEST(test_cli_info);
     RUN_TEST(test_cli_diff);
+    RUN_TEST(test_cli_reads_pipes_and_stdin);
+    RUN_TEST(test_cli_warns_about_skipped_input);
+    RUN_TEST(test_cli_deep_nesting);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

@@ -8,10 +8,15 @@
 #include "crash.h"
 #include "record.h"
 #include "stepprof/stepprof.h"
+#include "stream.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char dir[] = "/tmp/stepprof-dump-XXXXXX";
@@ -252,6 +257,162 @@ static void test_load_dump_hand_made_corruptions(void)
     CHECK(r != NULL);
 }
 
+/* A full disk, simulated by a file size limit (SIGXFSZ ignored, so a write
+ * past it fails with EFBIG), from now on for limit bytes past the size of
+ * the file at path (0: the limit is limit). */
+static struct rlimit saved_limit;
+
+static void limit_file_size(const char *path, off_t limit)
+{
+    struct stat st;
+    off_t at = path && stat(path, &st) == 0 ? st.st_size : 0;
+    signal(SIGXFSZ, SIG_IGN);
+    getrlimit(RLIMIT_FSIZE, &saved_limit);
+    struct rlimit l = saved_limit;
+    l.rlim_cur = (rlim_t)(at + limit);
+    CHECK_EQ(0, setrlimit(RLIMIT_FSIZE, &l));
+}
+
+static void unlimit_file_size(void) { CHECK_EQ(0, setrlimit(RLIMIT_FSIZE, &saved_limit)); }
+
+static sp_profiler *start_profiler(int streaming)
+{
+    sp_options o;
+    sp_options_init(&o);
+    o.on_trace_ready = sp_handler_none();
+    o.log = quiet;
+    o.save_on_crash = true;
+    o.stream_to_disk = streaming != 0;
+    o.crash_path = dump_path;
+    sp_profiler *p = NULL;
+    CHECK_OK(sp_profiler_create(&o, &p));
+    CHECK_OK(sp_profiler_start(p));
+    return p;
+}
+
+static void record_ops(int n)
+{
+    for (int i = 0; i < n; i++) {
+        sp_range_begin(SP_EVENT_OPERATOR, "op");
+        sp_range_end();
+    }
+}
+
+/* Runs the CLI's info on path: its exit status; stderr in err. */
+static int cli_info(const char *path, char *err, size_t size)
+{
+    char cmd[1024], err_path[300];
+    snprintf(err_path, sizeof err_path, "%s/cli.err", dir);
+    snprintf(cmd, sizeof cmd, "%s info %s >/dev/null 2>%s", SP_CLI, path, err_path);
+    int rc = system(cmd);
+    size_t n = 0;
+    unsigned char *text = read_all(err_path, &n);
+    snprintf(err, size, "%.*s", (int)n, text ? (const char *)text : "");
+    free(text);
+    return rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* Streaming onto a full disk: the passes fail, the file holds only what
+ * start wrote. It loaded as a span of 0 events (exit 0); now it is an
+ * error naming the file, in the library and the CLI. */
+static void test_load_dump_streamed_onto_a_full_disk_is_an_error(void)
+{
+    snprintf(dump_path, sizeof dump_path, "%s/full.spdump", dir);
+    snprintf(work_path, sizeof work_path, "%s/full.work", dir);
+    sp_profiler *p = start_profiler(1);
+    limit_file_size(dump_path, 8);
+    record_ops(20);
+    CHECK_EQ(-1, sp__stream_flush());
+    size_t size = 0;
+    unsigned char *bytes = read_all(dump_path, &size);
+    unlimit_file_size();
+    CHECK_OK(sp_profiler_stop(p));
+    sp_profiler_destroy(p);
+    CHECK(bytes != NULL);
+    if (!bytes) return;
+    CHECK_EQ(0, write_file(work_path, bytes, size));
+    free(bytes);
+    sp_result *r = NULL;
+    CHECK_EQ(SP_EFORMAT, sp_result_load(work_path, NULL, &r));
+    CHECK(strstr(sp_last_error(), work_path) != NULL);
+    CHECK(strstr(sp_last_error(), "no events saved") != NULL);
+    char err[2048];
+    CHECK_EQ(1, cli_info(work_path, err, sizeof err));
+    CHECK(strstr(err, "no events saved") != NULL);
+
+    /* The disk fills after a pass that saved events: those load, and the
+     * pass cut short is counted and reported. */
+    p = start_profiler(1);
+    record_ops(10);
+    CHECK_EQ(0, sp__stream_flush());
+    limit_file_size(dump_path, 40);
+    record_ops(10);
+    CHECK_EQ(-1, sp__stream_flush());
+    bytes = read_all(dump_path, &size);
+    unlimit_file_size();
+    CHECK_OK(sp_profiler_stop(p));
+    sp_profiler_destroy(p);
+    if (!bytes) return;
+    CHECK_EQ(0, write_file(work_path, bytes, size));
+    free(bytes);
+    CHECK_OK(sp_result_load(work_path, NULL, &r));
+    if (r) {
+        sp_thread_info ti;
+        CHECK_OK(sp_result_thread(r, 0, &ti));
+        CHECK_EQ((size_t)10, ti.event_count);
+        CHECK(sp_result_counter(r, SP_COUNTER_TRAILING_BYTES) > 0);
+        sp_result_release(r);
+    }
+    CHECK_EQ(0, cli_info(work_path, err, sizeof err));
+    CHECK(strstr(err, "warning") != NULL && strstr(err, "crash dump") != NULL);
+    unlink(work_path);
+}
+
+/* Without streaming, a dump that cannot be written leaves no file: it now
+ * says so on stderr. An empty or cut dump file is an error (exit 1). */
+static void test_load_dump_not_written_says_so(void)
+{
+    snprintf(dump_path, sizeof dump_path, "%s/nospace.spdump", dir);
+    snprintf(work_path, sizeof work_path, "%s/stderr.txt", dir);
+    sp_profiler *p = start_profiler(0);
+    record_ops(200); /* some 3 KB of words */
+    fflush(stderr);
+    int saved_err = dup(STDERR_FILENO);
+    int fd = open(work_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0 && saved_err >= 0);
+    dup2(fd, STDERR_FILENO);
+    close(fd);
+    limit_file_size(NULL, 512); /* also stderr's file: room for the message */
+    int rc = sp__crash_write(SIGSEGV);
+    unlimit_file_size();
+    dup2(saved_err, STDERR_FILENO);
+    close(saved_err);
+    CHECK_EQ(-1, rc);
+    CHECK_EQ(-1, access(dump_path, F_OK));
+    size_t n = 0;
+    unsigned char *text = read_all(work_path, &n);
+    char said[1024];
+    snprintf(said, sizeof said, "%.*s", (int)n, text ? (const char *)text : "");
+    free(text);
+    CHECK(strstr(said, "could not write the crash dump") != NULL);
+    CHECK(strstr(said, dump_path) != NULL);
+    CHECK_OK(sp_profiler_stop(p));
+    sp_profiler_destroy(p);
+
+    /* An empty dump file, and one cut after its header. */
+    snprintf(work_path, sizeof work_path, "%s/empty.spdump", dir);
+    CHECK_EQ(0, write_file(work_path, "", 0));
+    sp_result *r = NULL;
+    CHECK_EQ(SP_EFORMAT, sp_result_load(work_path, NULL, &r));
+    char err[2048];
+    CHECK_EQ(1, cli_info(work_path, err, sizeof err));
+    CHECK(strstr(err, "empty file") != NULL);
+    CHECK_EQ(0, write_file(work_path, dump_bytes, dump_size / 2));
+    CHECK_EQ(1, cli_info(work_path, err, sizeof err));
+    CHECK(strstr(err, work_path) != NULL);
+    unlink(work_path);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir)) return 1;
@@ -261,6 +422,8 @@ int main(void)
     RUN_TEST(test_load_dump_truncated_at_every_offset_is_eformat);
     RUN_TEST(test_load_dump_byte_changes_never_crash);
     RUN_TEST(test_load_dump_hand_made_corruptions);
+    RUN_TEST(test_load_dump_streamed_onto_a_full_disk_is_an_error);
+    RUN_TEST(test_load_dump_not_written_says_so);
     free(dump_bytes);
     char cmd[512];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -463,6 +463,64 @@ static void test_load_errors_name_the_file(void)
     CHECK(strstr(sp_last_error(), "junk.pb") != NULL);
 }
 
+/* One thread of depth ranges, each inside the one before (issue 17: every
+ * tree walk of the exporters and loaders is iterative). */
+static sp_result *deep_result(size_t depth)
+{
+    sp__builder b;
+    CHECK_EQ(0, sp__builder_init(&b));
+    sp__thread *t = sp__builder_thread(&b, 7);
+    uint32_t name = sp__names_from_bytes(&b.r->names, "nest", 4);
+    for (size_t i = 0; t && i < depth; i++) {
+        sp__event *e = sp__builder_event(&b, t);
+        if (!e) break;
+        e->type = SP_EVENT_USER_DEFINED;
+        e->name = name;
+        e->start_ns = T0 + (int64_t)i * US;
+        e->end_ns = T0 + (int64_t)(2 * depth - i) * US;
+    }
+    b.r->span_start_ns = T0;
+    b.r->span_end_ns = T0 + (int64_t)(2 * depth) * US;
+    sp_result *r = NULL;
+    CHECK_OK(sp__builder_finish(&b, 0, "deep", &r));
+    return r;
+}
+
+/* Checks the loaded result: one thread, every range at its depth. */
+static void check_deep(const sp_result *r, size_t depth)
+{
+    CHECK_EQ((size_t)1, sp_result_thread_count(r));
+    sp_thread_info ti;
+    CHECK_OK(sp_result_thread(r, 0, &ti));
+    CHECK_EQ(depth, ti.event_count);
+    sp_event_info e;
+    CHECK_OK(sp_result_event(r, 0, depth - 1, &e));
+    CHECK_EQ((uint32_t)(depth - 1), e.depth);
+    CHECK_EQ((int64_t)(depth - 2), e.parent);
+}
+
+static void test_roundtrip_depth_1m(void)
+{
+    const size_t depth = 1000000;
+    sp_result *r = deep_result(depth);
+    if (!r) return;
+    check_deep(r, depth);
+    static const struct {
+        const char *name;
+        sp_format format;
+    } files[] = {{"deep.pb", SP_FORMAT_PROTOBUF}, {"deep.json", SP_FORMAT_JSON}};
+    for (size_t i = 0; i < 2; i++) {
+        const char *path = path_of(files[i].name);
+        CHECK_OK(sp_result_export(r, path, files[i].format));
+        sp_result *back = NULL;
+        CHECK_OK(sp_result_load(path, NULL, &back));
+        if (back) check_deep(back, depth);
+        sp_result_release(back);
+        unlink(path);
+    }
+    sp_result_release(r);
+}
+
 int main(void)
 {
     CHECK(mkdtemp(dir) != NULL);
@@ -472,6 +530,7 @@ int main(void)
     RUN_TEST(test_load_paddle_file);
     RUN_TEST(test_load_empty_result);
     RUN_TEST(test_load_errors_name_the_file);
+    RUN_TEST(test_roundtrip_depth_1m);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

@@ -27,23 +27,43 @@ static void show_progress(uint64_t done, uint64_t total, void *user)
     p->shown = 1;
 }
 
+/* Says what the load skipped or cut, so that nothing is lost in silence. */
+static void warn_load(const char *path, const sp_result *r)
+{
+    uint64_t skipped = sp_result_counter(r, SP_COUNTER_LOAD_SKIPPED);
+    uint64_t trailing = sp_result_counter(r, SP_COUNTER_TRAILING_BYTES);
+    if (skipped)
+        fprintf(stderr, "stepprof: warning: %s: %llu events skipped: a pid, tid, ts or dur of the wrong type\n",
+                path, (unsigned long long)skipped);
+    if (sp_result_thread_count(r) == 0)
+        fprintf(stderr, "stepprof: warning: %s: no host events in it (no thread recorded a range)\n", path);
+    if (trailing)
+        fprintf(stderr,
+                "stepprof: warning: %s: %llu bytes after the end of the data ignored (trailing garbage after "
+                "a gzip stream, or a streamed crash dump whose last pass was cut short)\n",
+                path, (unsigned long long)trailing);
+}
+
 int cli_load(const char *path, sp_result **out)
 {
+    /* "-" is standard input (a pipe, or a file redirected). */
+    const char *name = strcmp(path, "-") == 0 ? "/dev/stdin" : path;
     sp_load_options opts;
     sp_load_options_init(&opts);
     progress p = {path, 0};
     struct stat st;
     /* Only files that take a while are worth a progress line. */
-    if (isatty(STDERR_FILENO) && stat(path, &st) == 0 && st.st_size > (16 << 20)) {
+    if (isatty(STDERR_FILENO) && stat(name, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > (16 << 20)) {
         opts.progress = show_progress;
         opts.progress_user = &p;
     }
-    sp_status s = sp_result_load(path, &opts, out);
+    sp_status s = sp_result_load(name, &opts, out);
     if (p.shown) fputc('\n', stderr);
     if (s != SP_OK) {
         fprintf(stderr, "stepprof: %s\n", sp_last_error());
         return s == SP_EINVAL ? CLI_USAGE : CLI_BAD_INPUT;
     }
+    warn_load(path, *out);
     return CLI_OK;
 }
 

@@ -1,0 +1,223 @@
+/* test_load_json.c: the Chrome-trace JSON reader (load_json.c, json_lex.c)
+ * on input that is not stepprof's own: paddle's JSON dialect loads with its
+ * event types; events with a pid, tid, ts or dur of the wrong type and bytes
+ * after a gzip stream are counted (load_skipped, trailing_bytes), never
+ * dropped in silence; a gzip bomb of one huge name loads in bounded memory,
+ * the name cut and counted (names_cut). */
+#include "check.h"
+#include "stepprof/stepprof.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <zlib.h>
+
+static char dir[] = "/tmp/sp_load_json_XXXXXX";
+static char path[300];
+
+static void write_text(const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs(text, f);
+    fclose(f);
+}
+
+/* The event of thread t named name, or type SP_EVENT_TYPE_COUNT. */
+static sp_event_info find(const sp_result *r, size_t t, const char *name)
+{
+    sp_thread_info ti;
+    sp_event_info e;
+    memset(&e, 0, sizeof e);
+    e.type = SP_EVENT_TYPE_COUNT;
+    if (sp_result_thread(r, t, &ti) != SP_OK) return e;
+    for (size_t i = 0; i < ti.event_count; i++) {
+        sp_event_info x;
+        if (sp_result_event(r, t, i, &x) == SP_OK && strcmp(x.name, name) == 0) return x;
+    }
+    return e;
+}
+
+static void test_load_json_paddle_dialect(void)
+{
+    sp_result *r = NULL;
+    const char *file = SP_SOURCE_DIR "/tests/data/paddle_dialect.paddle_trace.json";
+    CHECK_OK(sp_result_load(file, NULL, &r));
+    if (!r) return;
+    /* One host thread: the CudaRuntime record on 6690 and the kernel are
+     * GPU records, not restored from JSON. */
+    CHECK_EQ((size_t)1, sp_result_thread_count(r));
+    sp_thread_info ti;
+    CHECK_OK(sp_result_thread(r, 0, &ti));
+    CHECK_U64_EQ(6689, ti.tid);
+    CHECK_EQ((size_t)7, ti.event_count);
+    CHECK_EQ(3u, sp_result_span_index(r));
+    static const struct {
+        const char *name;
+        sp_event_type type;
+        uint32_t depth;
+    } want[] = {
+        {"ProfileStep#1", SP_EVENT_PROFILE_STEP, 0},
+        {"DataLoader", SP_EVENT_DATALOADER, 1},
+        {"Forward", SP_EVENT_FORWARD, 1},
+        {"linear dygraph", SP_EVENT_OPERATOR, 2},
+        {"linear compute", SP_EVENT_OPERATOR_INNER, 3},
+        {"Backward", SP_EVENT_BACKWARD, 1},
+        {"my_block", SP_EVENT_PYTHON_USER_DEFINED, 1},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        sp_event_info e = find(r, 0, want[i].name);
+        if (e.type != want[i].type) fprintf(stderr, "event %s\n", want[i].name);
+        CHECK_EQ((int)want[i].type, (int)e.type);
+        CHECK_EQ(want[i].depth, e.depth);
+    }
+    sp_event_info step = find(r, 0, "ProfileStep#1");
+    CHECK(step.end_ns - step.start_ns == 2500000);
+    CHECK_U64_EQ(0, sp_result_counter(r, SP_COUNTER_LOAD_SKIPPED));
+    /* The tables take it: the Model Summary sees the step. */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    CHECK_OK(sp_result_summary(r, NULL, mem));
+    fclose(mem);
+    CHECK(text && strstr(text, "ProfileStep") != NULL);
+    CHECK(text && strstr(text, "linear dygraph") != NULL);
+    free(text);
+    sp_result_release(r);
+}
+
+static void test_load_json_wrong_types_counted(void)
+{
+    snprintf(path, sizeof path, "%s/types.json", dir);
+    write_text("{\"traceEvents\":[\n"
+               "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"good\",\"pid\":1,\"tid\":2,\"ts\":10,\"dur\":5},\n"
+               "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"ts_str\",\"pid\":1,\"tid\":2,\"ts\":\"10\",\"dur\":5},\n"
+               "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"tid_obj\",\"pid\":1,\"tid\":{},\"ts\":10,\"dur\":5},\n"
+               "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"tid_word\",\"pid\":1,\"tid\":\"main\",\"ts\":10,\"dur\":5},\n"
+               "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"pid_arr\",\"pid\":[1],\"tid\":2,\"ts\":10,\"dur\":5},\n"
+               "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"dur_bool\",\"pid\":1,\"tid\":2,\"ts\":10,\"dur\":true},\n"
+               "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gpu\",\"pid\":\"x\",\"tid\":\"y\",\"ts\":10,\"dur\":5}\n"
+               "]}");
+    sp_result *r = NULL;
+    CHECK_OK(sp_result_load(path, NULL, &r));
+    if (!r) return;
+    CHECK_EQ((size_t)1, sp_result_thread_count(r));
+    sp_thread_info ti;
+    CHECK_OK(sp_result_thread(r, 0, &ti));
+    CHECK_EQ((size_t)1, ti.event_count);
+    /* Five host events skipped; the GPU record is not one (never restored). */
+    CHECK_U64_EQ(5, sp_result_counter(r, SP_COUNTER_LOAD_SKIPPED));
+    sp_result_release(r);
+    unlink(path);
+}
+
+/* Writes text gzip-compressed as one member, then extra bytes raw. */
+static void write_gz(FILE *f, const char *text)
+{
+    size_t n = strlen(text);
+    uLongf cap = compressBound((uLong)n) + 64;
+    unsigned char *out = malloc(cap);
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    CHECK_EQ(Z_OK, deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY));
+    z.next_in = (unsigned char *)text;
+    z.avail_in = (uInt)n;
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    CHECK_EQ(Z_STREAM_END, deflate(&z, Z_FINISH));
+    CHECK(fwrite(out, 1, cap - z.avail_out, f) == cap - z.avail_out);
+    deflateEnd(&z);
+    free(out);
+}
+
+static const char small_trace[] =
+    "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op\",\"pid\":1,\"tid\":2,\"ts\":10,\"dur\":5}]}";
+
+static void test_load_json_gzip_trailing_counted(void)
+{
+    snprintf(path, sizeof path, "%s/t.json.gz", dir);
+    FILE *f = fopen(path, "wb");
+    write_gz(f, small_trace);
+    fputs("garbage!!", f);
+    fclose(f);
+    sp_result *r = NULL;
+    CHECK_OK(sp_result_load(path, NULL, &r));
+    if (r) {
+        CHECK_U64_EQ(9, sp_result_counter(r, SP_COUNTER_TRAILING_BYTES));
+        sp_result_release(r);
+    }
+    /* Two members are one stream (gzip allows it): nothing trails. */
+    f = fopen(path, "wb");
+    write_gz(f, "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cpu_op\",");
+    write_gz(f, "\"name\":\"op\",\"pid\":1,\"tid\":2,\"ts\":10,\"dur\":5}]}");
+    fclose(f);
+    r = NULL;
+    CHECK_OK(sp_result_load(path, NULL, &r));
+    if (r) {
+        CHECK_U64_EQ(0, sp_result_counter(r, SP_COUNTER_TRAILING_BYTES));
+        CHECK_EQ((size_t)1, sp_result_thread_count(r));
+        sp_result_release(r);
+    }
+    unlink(path);
+}
+
+/* A gzip file of {"traceEvents":[{... "name":"AAAA..." ...}]} whose name is
+ * name_bytes long, written as a stream (never held in memory). */
+static void write_bomb(size_t name_bytes)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (!f) return;
+    gzFile gz = gzdopen(dup(fileno(f)), "wb1");
+    gzputs(gz, "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"pid\":1,\"tid\":2,\"ts\":1,\"dur\":1,\"name\":\"");
+    static char chunk[1 << 16];
+    memset(chunk, 'A', sizeof chunk);
+    for (size_t done = 0; done < name_bytes; done += sizeof chunk) gzwrite(gz, chunk, sizeof chunk);
+    gzputs(gz, "\"}]}");
+    gzclose(gz);
+    fclose(f);
+}
+
+static long peak_rss_kb(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+static void test_load_json_huge_name_bounded(void)
+{
+    snprintf(path, sizeof path, "%s/bomb.json.gz", dir);
+    const size_t name_bytes = (size_t)256 << 20;
+    write_bomb(name_bytes);
+    long before = peak_rss_kb();
+    sp_result *r = NULL;
+    CHECK_OK(sp_result_load(path, NULL, &r));
+    long grown_kb = peak_rss_kb() - before;
+    /* Without the cap the name alone took 256 MiB (and its buffer's
+     * doubling more). */
+    if (grown_kb >= 64 * 1024) fprintf(stderr, "peak RSS grew by %ld KiB\n", grown_kb);
+    CHECK(grown_kb < 64 * 1024);
+    if (r) {
+        sp_event_info e;
+        CHECK_OK(sp_result_event(r, 0, 0, &e));
+        CHECK_EQ((size_t)4096, strlen(e.name));
+        CHECK(sp_result_counter(r, SP_COUNTER_NAMES_CUT) >= 1);
+        sp_result_release(r);
+    }
+    unlink(path);
+}
+
+int main(void)
+{
+    CHECK(mkdtemp(dir) != NULL);
+    RUN_TEST(test_load_json_paddle_dialect);
+    RUN_TEST(test_load_json_wrong_types_counted);
+    RUN_TEST(test_load_json_gzip_trailing_counted);
+    RUN_TEST(test_load_json_huge_name_bounded);
+    rmdir(dir);
+    return TEST_SUMMARY();
+}
