@@ -42,6 +42,14 @@ class Benchmark:
             self._reader.end()
             self._reader = None
 
+    def after_step(self):
+        """paddle's hook at the end of a step; step() does the timing here."""
+
+    def check_if_need_record(self, reader):
+        """paddle hooks its DataLoader here; time loading with
+        before_reader() / after_reader() or a Dataloader RecordEvent."""
+        del reader
+
     def end(self):
         if self._prof is not None:
             prof, self._prof = self._prof, None

@@ -542,12 +542,13 @@ static void put_header(writer *w, const char *path)
         sep = ",";
     }
     if (*sep == ',') sp__buf_puts(w->b, "},\n");
-    /* torch's flags as Kineto writes them: the integer 1 when on. */
+    /* torch's flags as Kineto writes them: the integer 1 when on. The cap's
+     * policy is stepprof's own key and keeps its string "1". */
     if (r->meta.record_shapes) sp__buf_puts(w->b, "\"record_shapes\":1,");
     if (r->meta.profile_memory) sp__buf_puts(w->b, "\"profile_memory\":1,");
     if (r->meta.with_stack) sp__buf_puts(w->b, "\"with_stack\":1,");
     if (r->meta.with_flops) sp__buf_puts(w->b, "\"with_flops\":1,");
-    if (r->meta.overwrite_oldest) sp__buf_puts(w->b, "\"overwrite_oldest\":1,");
+    if (r->meta.overwrite_oldest) sp__buf_puts(w->b, "\"overwrite_oldest\":\"1\",");
     sp__buf_printf(w->b, "\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":%lld,\n\"traceEvents\":[\n",
                    (long long)w->base_ns);
 }
