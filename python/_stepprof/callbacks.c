@@ -3,12 +3,22 @@
  * Each runs on the thread that called start/step/stop (which released the
  * GIL around the call), so each takes the GIL with PyGILState_Ensure. An
  * exception raised by a Python callable is stashed on the profiler object
- * and re-raised by the start()/step()/stop() call that ran it. Log lines
- * from the library's own threads (the trace writer) go to the C stderr:
- * those threads are not Python threads and must never wait for the GIL,
- * since stop() and destroy wait for them. */
+ * and re-raised by the start()/step()/stop() call that ran it.
+ *
+ * Warnings go through Python's warnings module as StepprofWarning, so that
+ * filterwarnings can silence them or turn them into errors (an error is
+ * raised by the call that warned). The library's own threads (the trace
+ * writer) are not Python threads and must never wait for the GIL, since
+ * stop() and destroy wait for them: their lines are queued and warned by the
+ * main thread through Py_AddPendingCall (at its next bytecode), or written to
+ * the C stderr when Python is finalizing or the queue is full.
+ *
+ * The Perf Summary (the report) goes to the Python object's _report(text)
+ * when it has one (stepprof.profiler.Profiler: it decides by dialect), else
+ * to sys.stdout. */
 #include "profiler.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -28,6 +38,11 @@ sp_state spx_py_schedule(int64_t step, void *user)
     PyGILState_STATE g = PyGILState_Ensure();
     sp_state state = SP_STATE_CLOSED;
     PyObject *r = PyObject_CallFunction(d->fn, "L", (long long)step);
+    if (r && !PyLong_Check(r)) { /* paddle's own ProfilerState (an Enum) too */
+        PyObject *got = spx_enum_int(r, "ProfilerState");
+        Py_DECREF(r);
+        r = got;
+    }
     if (r) {
         long v = PyLong_Check(r) ? PyLong_AsLong(r) : -1;
         if (v >= SP_STATE_CLOSED && v <= SP_STATE_RECORD_AND_RETURN)
@@ -68,33 +83,97 @@ void spx_py_release(void *user)
     PyGILState_Release(g);
 }
 
+/* Warnings from threads that are not Python threads, waiting for the main
+ * thread. */
+#define QUEUED_MAX 16
+static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
+static char queued[QUEUED_MAX][1024];
+static int queued_count, call_pending;
+
+static int warn_queued(void *unused)
+{
+    (void)unused;
+    char batch[QUEUED_MAX][1024];
+    pthread_mutex_lock(&queue_lock);
+    int n = queued_count;
+    memcpy(batch, queued, sizeof batch[0] * (size_t)n);
+    queued_count = 0;
+    call_pending = 0;
+    pthread_mutex_unlock(&queue_lock);
+    for (int i = 0; i < n; i++)
+        if (spx_warn(batch[i]) < 0) PyErr_WriteUnraisable(NULL); /* no caller to raise in */
+    return 0;
+}
+
+static void queue_warning(const char *message)
+{
+    pthread_mutex_lock(&queue_lock);
+    int queued_here = 0;
+    if (queued_count < QUEUED_MAX && (call_pending || Py_AddPendingCall(warn_queued, NULL) == 0)) {
+        snprintf(queued[queued_count++], sizeof queued[0], "%s", message);
+        call_pending = 1;
+        queued_here = 1;
+    }
+    pthread_mutex_unlock(&queue_lock);
+    if (!queued_here) fprintf(stderr, "stepprof: warning: %s\n", message);
+}
+
 void spx_py_log(sp_log_level level, const char *message, void *user)
 {
-    (void)user;
-    static const char *const names[] = {"info", "warning", "error"};
-    const char *name = names[level <= SP_LOG_ERROR ? level : SP_LOG_ERROR];
-    char line[1200];
-    int n = snprintf(line, sizeof line, "stepprof: %s: %s\n", name, message);
-    if (n < 0) return;
-    size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
-    if (!python_usable()) {
-        fwrite(line, 1, len, stderr);
+    SpxProfiler *self = user;
+    if (level == SP_LOG_INFO || !python_usable()) {
+#if PY_VERSION_HEX >= 0x030D0000
+        int finalizing = Py_IsFinalizing();
+#else
+        int finalizing = _Py_IsFinalizing();
+#endif
+        if (level != SP_LOG_INFO && !finalizing && Py_IsInitialized()) {
+            queue_warning(message);
+            return;
+        }
+        char line[1200];
+        int n = snprintf(line, sizeof line, "stepprof: %s: %s\n",
+                         level == SP_LOG_INFO ? "info" : "warning", message);
+        if (n < 0) return;
+        size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+        if (!python_usable()) {
+            fwrite(line, 1, len, stderr);
+            return;
+        }
+        PyGILState_STATE g = PyGILState_Ensure();
+        spx_write("stderr", line, len);
+        PyGILState_Release(g);
         return;
     }
     PyGILState_STATE g = PyGILState_Ensure();
-    spx_write("stderr", line, len);
+    /* An error (a filter said "error") is raised by the call that warned. */
+    if (spx_warn(message) < 0) {
+        if (self)
+            spx_stash_exception(&self->pending, Py_None);
+        else
+            PyErr_WriteUnraisable(NULL);
+    }
     PyGILState_Release(g);
 }
 
 void spx_py_report(const char *text, void *user)
 {
-    (void)user;
+    PyObject *self = user;
     if (!python_usable()) {
         fputs(text, stdout);
         fflush(stdout);
         return;
     }
     PyGILState_STATE g = PyGILState_Ensure();
-    spx_write("stdout", text, strlen(text));
+    PyObject *hook = self ? PyObject_GetAttrString(self, "_report") : NULL;
+    if (hook) {
+        PyObject *r = PyObject_CallFunction(hook, "s", text);
+        Py_XDECREF(r);
+        Py_DECREF(hook);
+        spx_stash_exception(&((SpxProfiler *)self)->pending, Py_None);
+    } else {
+        PyErr_Clear();
+        spx_write("stdout", text, strlen(text));
+    }
     PyGILState_Release(g);
 }

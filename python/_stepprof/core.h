@@ -32,9 +32,27 @@ typedef struct {
 PyObject *spx_raise(sp_status status);
 
 /* Writes text to sys.stdout or sys.stderr (stream "stdout" / "stderr"), so
- * that redirections and pytest's capture see it; falls back to the C stream
- * when Python's is unusable. Keeps any exception already set. Needs the GIL. */
+ * that redirections and pytest's capture see it; drops it when the stream is
+ * None (as print() does), and falls back to the C stream only when Python's
+ * is missing or its write fails. Keeps any exception already set. Needs the
+ * GIL. */
 void spx_write(const char *stream, const char *text, size_t len);
+
+/* stepprof._core.StepprofWarning, a UserWarning: the category of every
+ * warning the package gives, so warnings.filterwarnings can silence them. */
+extern PyObject *spx_warning_type;
+
+/* Issues message as a StepprofWarning through Python's warnings module
+ * (attributed to the calling Python frame). Returns 0, or -1 with an
+ * exception set when a filter turned the warning into an error. Needs the
+ * GIL. */
+int spx_warn(const char *message);
+
+/* obj as stepprof's member when it is paddle's member of the enum named
+ * class_name ("SortedKeys", ...: stepprof._enums.foreign_value), else obj
+ * itself; a new reference, or NULL with an exception (a paddle member that
+ * stepprof lacks). Ints come back at once. Needs the GIL. */
+PyObject *spx_enum_int(PyObject *obj, const char *class_name);
 
 /* Moves the current exception into *slot (the first one wins); a later one
  * is reported with PyErr_WriteUnraisable, never dropped. Needs the GIL. */
@@ -52,6 +70,10 @@ PyObject *spx_result_wrap(const sp_result *result);
  * or -1 with ValueError/TypeError set. */
 int spx_summary_options(sp_summary_options *opts, PyObject *sorted_by, int op_detail,
                         int thread_sep, const char *time_unit, PyObject *views);
+
+/* record_event_interleaved(): how many RecordEvent ends closed ranges
+ * begun inside them that were still open (record_event.c). */
+PyObject *spx_record_event_interleaved(PyObject *mod, PyObject *unused);
 
 /* Converts a path-like object to bytes for C (caller decrefs *out_obj). */
 int spx_path(PyObject *arg, PyObject **out_obj);

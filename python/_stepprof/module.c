@@ -62,6 +62,8 @@ static PyMethodDef module_methods[] = {
     {"_check_handler", check_handler, METH_VARARGS, "_check_handler(kind, dir, worker, gzip)"},
     {"is_recording", is_recording, METH_NOARGS, "True while some profiler records ranges."},
     {"event_type_name", event_type_name, METH_O, "paddle's name of a TracerEventType value."},
+    {"record_event_interleaved", spx_record_event_interleaved, METH_NOARGS,
+     "How many RecordEvent ends closed ranges begun inside them that were still open."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -98,6 +100,21 @@ PyMODINIT_FUNC PyInit__core(void)
         PyModule_AddIntConstant(m, "FORMAT_JSON", SP_FORMAT_JSON) < 0 ||
         PyModule_AddIntConstant(m, "FORMAT_JSON_GZ", SP_FORMAT_JSON_GZ) < 0 ||
         PyModule_AddIntConstant(m, "FORMAT_PROTOBUF", SP_FORMAT_PROTOBUF) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (!spx_warning_type &&
+        !(spx_warning_type = PyErr_NewExceptionWithDoc(
+              "stepprof._core.StepprofWarning",
+              "The category of stepprof's warnings (a UserWarning): silence them with "
+              "warnings.filterwarnings('ignore', category=StepprofWarning).",
+              PyExc_UserWarning, NULL))) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(spx_warning_type);
+    if (PyModule_AddObject(m, "StepprofWarning", spx_warning_type) < 0) {
+        Py_DECREF(spx_warning_type);
         Py_DECREF(m);
         return NULL;
     }

@@ -65,9 +65,7 @@ static PyObject *leave(SpxProfiler *self, sp_status s, const char *msg)
     if (s == SP_ESTATE) {
         if (!self->misuse_warned) {
             self->misuse_warned = 1;
-            char line[600];
-            int n = snprintf(line, sizeof line, "stepprof: warning: %s\n", msg);
-            if (n > 0) spx_write("stderr", line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+            if (spx_warn(msg) < 0) return NULL; /* a filter made it an error */
         }
         Py_RETURN_NONE;
     }

@@ -12,10 +12,21 @@
  *
  * A range is opened only if the library wanted ranges at begin(); end()
  * closes only what this object opened, on the thread that opened it (like
- * SP_SCOPE), so a `with` block that straddles start() stays balanced. */
+ * SP_SCOPE), so a `with` block that straddles start() stays balanced.
+ *
+ * Each end closes its own range. The core closes the innermost open range,
+ * so every thread keeps a stack of its open RecordEvents (each holds a
+ * reference while open). When A ends while B, begun after A, is still open
+ * (A.begin, B.begin, A.end, B.end), A's end closes B's range with A's at
+ * that moment, so the trace still nests and each RecordEvent is recorded
+ * once; B's later end() does nothing. B is then shorter than it ran: each
+ * such end is counted (record_event_interleaved()) and reported with a
+ * StepprofWarning. */
 #include "core.h"
 
 #include "pythread.h"
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NAME_CACHE_MAX 4096
@@ -30,6 +41,58 @@ typedef struct {
     int open;              /* begun while the library wanted ranges */
     unsigned long thread;  /* who began it */
 } SpxRecordEvent;
+
+/* The calling thread's open RecordEvents, outermost first. Touched only
+ * with the GIL held, by the owning thread. At thread exit the array is freed
+ * and the references it held are leaked (no GIL there): those events can
+ * never be ended anyway. */
+typedef struct {
+    SpxRecordEvent **items;
+    size_t len, cap;
+} open_stack;
+
+static _Thread_local open_stack *tls_stack;
+static pthread_key_t stack_key;
+static pthread_once_t stack_once = PTHREAD_ONCE_INIT;
+static unsigned long long interleaved_ends; /* under the GIL */
+
+static void free_stack(void *p)
+{
+    open_stack *st = p;
+    if (!st) return;
+    free(st->items);
+    free(st);
+}
+
+static void make_key(void) { (void)pthread_key_create(&stack_key, free_stack); }
+
+static open_stack *thread_stack(void)
+{
+    if (tls_stack) return tls_stack;
+    (void)pthread_once(&stack_once, make_key);
+    open_stack *st = calloc(1, sizeof *st);
+    if (!st) return NULL;
+    (void)pthread_setspecific(stack_key, st);
+    return tls_stack = st;
+}
+
+static int push_open(SpxRecordEvent *self)
+{
+    open_stack *st = thread_stack();
+    if (st && st->len == st->cap) {
+        size_t cap = st->cap ? st->cap * 2 : 16;
+        SpxRecordEvent **items = realloc(st->items, cap * sizeof *items);
+        if (!items) st = NULL;
+        else {
+            st->items = items;
+            st->cap = cap;
+        }
+    }
+    if (!st) return -1;
+    Py_INCREF(self);
+    st->items[st->len++] = self;
+    return 0;
+}
 
 /* Interned names: str -> the same str, kept alive for the process. */
 static PyObject *name_cache;
@@ -58,12 +121,21 @@ static int parse_type(PyObject *obj, int *out)
         *out = SP_EVENT_PYTHON_USER_DEFINED;
         return 0;
     }
-    if (!PyLong_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "event_type must be a TracerEventType, not %.100s",
-                     Py_TYPE(obj)->tp_name);
-        return -1;
+    long v;
+    if (PyLong_Check(obj)) {
+        v = PyLong_AsLong(obj);
+    } else {
+        PyObject *got = spx_enum_int(obj, "TracerEventType"); /* paddle's own */
+        if (!got) return -1;
+        if (!PyLong_Check(got)) {
+            PyErr_Format(PyExc_TypeError, "event_type must be a TracerEventType, not %.100s",
+                         Py_TYPE(obj)->tp_name);
+            Py_DECREF(got);
+            return -1;
+        }
+        v = PyLong_AsLong(got);
+        Py_DECREF(got);
     }
-    long v = PyLong_AsLong(obj);
     if (v == -1 && PyErr_Occurred()) return -1;
     if (v < 0 || v >= SP_EVENT_TYPE_COUNT) {
         PyErr_Format(PyExc_ValueError, "event_type must be a TracerEventType (0..%d), got %ld",
@@ -138,18 +210,25 @@ static void re_dealloc(SpxRecordEvent *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static inline void begin(SpxRecordEvent *self)
+static inline int begin(SpxRecordEvent *self)
 {
-    if (self->open || !sp__is_active()) return;
+    if (self->open || !sp__is_active()) return 0;
+    if (push_open(self) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
     if (self->stable)
         sp_range_begin((sp_event_type)self->type, self->utf8);
     else
         sp_range_begin_copy((sp_event_type)self->type, self->utf8, (size_t)self->len);
     self->open = 1;
     self->thread = PyThread_get_thread_ident();
+    return 0;
 }
 
-static inline int end(SpxRecordEvent *self)
+/* Closes self's range and every range opened after it that is still open;
+ * warns when there were such (see the top of this file). */
+static int end(SpxRecordEvent *self)
 {
     if (!self->open) return 0;
     if (self->thread != PyThread_get_thread_ident()) {
@@ -158,14 +237,48 @@ static inline int end(SpxRecordEvent *self)
         return -1;
     }
     self->open = 0;
-    sp_range_end();
-    return 0;
+    open_stack *st = tls_stack;
+    size_t at = st ? st->len : 0;
+    while (at > 0 && st->items[at - 1] != self) at--;
+    if (at == 0) return 0; /* not on this thread's stack (a reused thread id) */
+    if (at == st->len) { /* innermost: the usual case */
+        sp_range_end();
+        st->len--;
+        Py_DECREF(self); /* the caller holds another reference */
+        return 0;
+    }
+    SpxRecordEvent *inner = st->items[st->len - 1];
+    PyObject *inner_name = inner->name;
+    Py_INCREF(inner_name);
+    size_t closed = st->len - at;
+    while (st->len >= at) {
+        SpxRecordEvent *e = st->items[--st->len];
+        sp_range_end();
+        e->open = 0;
+        if (e != self) Py_DECREF(e);
+    }
+    interleaved_ends++;
+    int rc = PyErr_WarnFormat(spx_warning_type ? spx_warning_type : PyExc_UserWarning, 1,
+                              "RecordEvent %R ended while %zu RecordEvent(s) begun inside it were "
+                              "still open (the innermost %R); they are closed with it, so their "
+                              "ranges end early (ranges must nest)",
+                              self->name, closed, inner_name);
+    Py_DECREF(inner_name);
+    Py_DECREF(self);
+    return rc < 0 ? -1 : 0;
+}
+
+PyObject *spx_record_event_interleaved(PyObject *mod, PyObject *unused)
+{
+    (void)mod;
+    (void)unused;
+    return PyLong_FromUnsignedLongLong(interleaved_ends);
 }
 
 static PyObject *re_begin(SpxRecordEvent *self, PyObject *unused)
 {
     (void)unused;
-    begin(self);
+    if (begin(self) < 0) return NULL;
     Py_RETURN_NONE;
 }
 
@@ -179,7 +292,7 @@ static PyObject *re_end(SpxRecordEvent *self, PyObject *unused)
 static PyObject *re_enter(SpxRecordEvent *self, PyObject *unused)
 {
     (void)unused;
-    begin(self);
+    if (begin(self) < 0) return NULL;
     Py_INCREF(self);
     return (PyObject *)self;
 }

@@ -33,12 +33,16 @@ int spx_summary_options(sp_summary_options *o, PyObject *sorted_by, int op_detai
 {
     sp_summary_options_init(o);
     if (sorted_by && sorted_by != Py_None) {
-        if (!PyLong_Check(sorted_by)) {
+        PyObject *key = spx_enum_int(sorted_by, "SortedKeys"); /* paddle's own too */
+        if (!key) return -1;
+        if (!PyLong_Check(key)) {
             PyErr_Format(PyExc_TypeError, "sorted_by must be a SortedKeys, not %.100s",
-                         Py_TYPE(sorted_by)->tp_name);
+                         Py_TYPE(key)->tp_name);
+            Py_DECREF(key);
             return -1;
         }
-        long v = PyLong_AsLong(sorted_by);
+        long v = PyLong_AsLong(key);
+        Py_DECREF(key);
         if (v == -1 && PyErr_Occurred()) return -1;
         if (v < SP_SORTED_CPU_TOTAL || v > SP_SORTED_GPU_MIN) {
             PyErr_Format(PyExc_ValueError, "sorted_by must be a SortedKeys (0..7), got %ld", v);
@@ -51,7 +55,10 @@ int spx_summary_options(sp_summary_options *o, PyObject *sorted_by, int op_detai
     if (time_unit) o->time_unit = time_unit;
     o->views = 0;
     if (!views || views == Py_None) return 0;
-    PyObject *list = PyLong_Check(views) ? PyTuple_Pack(1, views) : PySequence_Tuple(views);
+    PyObject *one = spx_enum_int(views, "SummaryView"); /* one view, maybe paddle's */
+    if (!one) return -1;
+    PyObject *list = PyLong_Check(one) ? PyTuple_Pack(1, one) : PySequence_Tuple(views);
+    Py_DECREF(one);
     if (!list) {
         PyErr_Clear();
         PyErr_Format(PyExc_TypeError, "views must be a SummaryView or a list of them, not %.100s",
@@ -59,11 +66,17 @@ int spx_summary_options(sp_summary_options *o, PyObject *sorted_by, int op_detai
         return -1;
     }
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(list); i++) {
-        PyObject *item = PyTuple_GET_ITEM(list, i);
+        PyObject *item = spx_enum_int(PyTuple_GET_ITEM(list, i), "SummaryView");
+        if (!item) {
+            Py_DECREF(list);
+            return -1;
+        }
         long v = PyLong_Check(item) ? PyLong_AsLong(item) : -2;
+        PyTypeObject *item_type = Py_TYPE(item);
+        Py_DECREF(item);
         if (v == -2 && !PyErr_Occurred())
             PyErr_Format(PyExc_TypeError, "views must hold SummaryView values, not %.100s",
-                         Py_TYPE(item)->tp_name);
+                         item_type->tp_name);
         else if (!PyErr_Occurred() && (v < SP_VIEW_DEVICE || v > SP_VIEW_UDF))
             PyErr_Format(PyExc_ValueError, "views must hold SummaryView values (0..8), got %ld", v);
         if (PyErr_Occurred()) {

@@ -1,5 +1,6 @@
 /* util.c: helpers every file of stepprof._core uses: status -> exception,
- * writing to Python's sys.stdout / sys.stderr, stashing an exception raised
+ * writing to Python's sys.stdout / sys.stderr, warnings through Python's
+ * warnings module (StepprofWarning), stashing an exception raised
  * inside a C callback until the Python call that triggered it returns, and
  * capturing a C report written to a FILE * as a Python str. */
 #include "core.h" /* Python.h defines _GNU_SOURCE: open_memstream */
@@ -58,7 +59,13 @@ void spx_write(const char *stream, const char *text, size_t len)
     PyObject *saved = take_exception();
     PyObject *file = PySys_GetObject(stream); /* borrowed */
     int done = 0;
-    if (file && file != Py_None) {
+    if (file == Py_None) {
+        /* No stream (pythonw, a daemon): dropped, as print() drops it; the
+         * C stream may be a closed descriptor or someone else's file. */
+        give_exception(saved);
+        return;
+    }
+    if (file) {
         PyObject *s = PyUnicode_DecodeUTF8(text, (Py_ssize_t)len, "replace");
         PyObject *r = s ? PyObject_CallMethod(file, "write", "O", s) : NULL;
         Py_XDECREF(s);
@@ -76,6 +83,31 @@ void spx_write(const char *stream, const char *text, size_t len)
         fflush(f);
     }
     give_exception(saved);
+}
+
+PyObject *spx_warning_type;
+
+int spx_warn(const char *message)
+{
+    return PyErr_WarnEx(spx_warning_type ? spx_warning_type : PyExc_UserWarning, message, 1);
+}
+
+PyObject *spx_enum_int(PyObject *obj, const char *class_name)
+{
+    if (PyLong_Check(obj)) {
+        Py_INCREF(obj);
+        return obj;
+    }
+    PyObject *mod = PyImport_ImportModule("stepprof._enums");
+    if (!mod) return NULL;
+    PyObject *got = PyObject_CallMethod(mod, "foreign_value", "Os", obj, class_name);
+    Py_DECREF(mod);
+    if (got == Py_None) {
+        Py_DECREF(got);
+        Py_INCREF(obj);
+        return obj;
+    }
+    return got;
 }
 
 void spx_stash_exception(PyObject **slot, PyObject *context)

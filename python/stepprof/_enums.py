@@ -77,3 +77,48 @@ class LineKind(enum.IntEnum):
     ROW = 4
     DASHES = 5
     BLANK = 6
+
+
+_BY_NAME = {cls.__name__: cls for cls in (ProfilerTarget, ProfilerState, TracerEventType,
+                                           SortedKeys, SummaryView)}
+
+
+def foreign_value(value, class_name):
+    """The stepprof member matching paddle's own enum member `value` (paddle's
+    ProfilerTarget, ProfilerState, SortedKeys, SummaryView are plain Enums and
+    TracerEventType a pybind11 enum, none of them ints), or None when value
+    is not one. Matched by the class name, a module under paddle, and the
+    member's name (its value only when it has no name), without importing
+    paddle: scripts that mix `import paddle.profiler` and stepprof work.
+    Raises ValueError for a paddle member stepprof does not have."""
+    cls = _BY_NAME.get(class_name)
+    t = type(value)
+    if cls is None or t.__name__ != class_name:
+        return None
+    module = getattr(t, "__module__", None) or ""
+    if module.split(".")[0] != "paddle":
+        return None
+    name = getattr(value, "name", None)
+    if isinstance(name, str):
+        if name in cls.__members__:
+            return cls[name]
+        raise ValueError(f"paddle's {class_name}.{name} has no stepprof counterpart "
+                         f"(stepprof's: {', '.join(cls.__members__)})")
+    number = getattr(value, "value", None)
+    if isinstance(number, int):
+        return cls(number)
+    return None
+
+
+def coerce(value, cls, what):
+    """value as a member of cls: an int (stepprof's own members are ints) or
+    paddle's member of the same enum (foreign_value). TypeError names the
+    type it got; ValueError an unknown value."""
+    if isinstance(value, int):
+        return cls(value)
+    got = foreign_value(value, cls.__name__)
+    if got is None:
+        t = type(value)
+        raise TypeError(f"{what} must hold {cls.__name__} values, not "
+                        f"{getattr(t, '__module__', '?')}.{t.__qualname__}")
+    return got

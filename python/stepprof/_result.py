@@ -6,7 +6,7 @@ import os
 import sys
 
 from . import _core
-from ._enums import LineKind, SortedKeys, SummaryView, TracerEventType
+from ._enums import LineKind, SortedKeys, SummaryView, TracerEventType, coerce, foreign_value
 
 __all__ = ["ProfilerResult", "EventNode", "SummaryTable", "ThreadInfo", "load_profiler_result"]
 
@@ -20,13 +20,27 @@ _FORMATS = {"json": _core.FORMAT_AUTO, "json.gz": _core.FORMAT_JSON_GZ, "gz": _c
 
 
 def format_code(format):
-    """Maps export()'s format string to the core's sp_format."""
+    """Maps export()'s format string to the core's sp_format; None for
+    "txt", which paddle accepts and writes nothing for (export_skipped)."""
     if not isinstance(format, str):
         raise TypeError(f"format must be a str, not {type(format).__name__}")
+    if format == "txt":
+        return None
     try:
         return _FORMATS[format]
     except KeyError:
         raise ValueError(f"format must be 'json', 'json.gz' or 'pb', got {format!r}") from None
+
+
+def export_skipped(path, format):
+    """What export(path, "txt") does: paddle's ProfilerResult.save writes
+    only "json" and "pb" and silently ignores other formats, so a paddle
+    script that asks for "txt" runs on; stepprof also writes nothing there,
+    but says so with one StepprofWarning (use summary() for text)."""
+    import warnings
+    warnings.warn(f"export({path!r}, format={format!r}): nothing written; paddle writes only "
+                  f"'json' and 'pb' (summary() prints the tables as text)",
+                  _core.StepprofWarning, stacklevel=3)
 
 
 class EventNode:
@@ -165,19 +179,20 @@ class ProfilerResult:
                       time_unit="ms"):
         """One view's table as a SummaryTable, or None when the view prints
         nothing for this span."""
-        lines = self._r.table(int(SummaryView(view)), sorted_by, op_detail, thread_sep, time_unit)
-        return None if lines is None else SummaryTable(SummaryView(view), lines)
+        view = coerce(view, SummaryView, "view")
+        lines = self._r.table(int(view), sorted_by, op_detail, thread_sep, time_unit)
+        return None if lines is None else SummaryTable(view, lines)
 
     def summary_tables(self, sorted_by=SortedKeys.CPUTotal, op_detail=True, thread_sep=False,
                        time_unit="ms", views=None):
         """{SummaryView: SummaryTable} for the views that have a table."""
-        wanted = list(SummaryView) if views is None else (
-            [views] if isinstance(views, int) else list(views))
+        single = isinstance(views, int) or foreign_value(views, "SummaryView") is not None
+        wanted = list(SummaryView) if views is None else ([views] if single else list(views))
         out = {}
         for v in wanted:
             table = self.summary_table(v, sorted_by, op_detail, thread_sep, time_unit)
             if table is not None:
-                out[SummaryView(v)] = table
+                out[table.view] = table
         return out
 
     def summary_text(self, sorted_by=SortedKeys.CPUTotal, op_detail=True, thread_sep=False,
@@ -187,8 +202,10 @@ class ProfilerResult:
 
     def summary(self, sorted_by=SortedKeys.CPUTotal, op_detail=True, thread_sep=False,
                 time_unit="ms", views=None):
-        sys.stdout.write(self.summary_text(sorted_by, op_detail, thread_sep, time_unit, views))
-        sys.stdout.flush()
+        text = self.summary_text(sorted_by, op_detail, thread_sep, time_unit, views)
+        if sys.stdout is not None:  # None (pythonw, daemons): dropped, as print() does
+            sys.stdout.write(text)
+            sys.stdout.flush()
 
     def table_torch(self, sort_by="self_cpu_time_total", row_limit=100):
         """torch's key_averages().table(sort_by, row_limit) as text."""
@@ -197,16 +214,29 @@ class ProfilerResult:
     def export(self, path, format="json"):
         """Writes the span as Chrome-trace JSON (gzip for "json.gz" or a
         path ending in .gz; "pb" for paddle's protobuf). The file appears whole
-        (temporary + rename)."""
-        self._r.export(path, format_code(format))
+        (temporary + rename). "txt": nothing written (export_skipped)."""
+        code = format_code(format)
+        if code is None:
+            export_skipped(path, format)
+            return
+        self._r.export(path, code)
 
 
-def load_profiler_result(file_name):
-    """paddle's load_profiler_result: reads a result saved by export_protobuf
-    or export(path, "pb") (stepprof's or paddle's .pb files), or stepprof's
-    Chrome-trace JSON (.json, .json.gz), as a ProfilerResult whose summary()
-    and tables work as on a live one. Raises OSError when the file cannot be
+_NO_FILE = object()
+
+
+def load_profiler_result(filename=_NO_FILE, *, file_name=_NO_FILE):
+    """paddle's load_profiler_result(filename): reads a result saved by
+    export_protobuf or export(path, "pb") (stepprof's or paddle's .pb files),
+    or stepprof's Chrome-trace JSON (.json, .json.gz), as a ProfilerResult
+    whose summary() and tables work as on a live one. file_name= (stepprof's
+    earlier spelling) still works. Raises OSError when the file cannot be
     read and ValueError when it is not a valid trace."""
-    if not isinstance(file_name, (str, bytes, os.PathLike)):
-        raise TypeError(f"file_name must be a str or path, not {type(file_name).__name__}")
-    return ProfilerResult(_core.load(os.fsdecode(os.fspath(file_name))))
+    if filename is _NO_FILE and file_name is _NO_FILE:
+        raise TypeError("load_profiler_result() missing required argument: 'filename'")
+    if filename is not _NO_FILE and file_name is not _NO_FILE:
+        raise TypeError("load_profiler_result() takes filename or file_name, not both")
+    path = file_name if filename is _NO_FILE else filename
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f"filename must be a str or path, not {type(path).__name__}")
+    return ProfilerResult(_core.load(os.fsdecode(os.fspath(path))))

@@ -14,23 +14,28 @@ record_function."""
 import atexit
 import os
 import sys
+import warnings
 import weakref
 
 from . import _core
+from ._dropin import (PaddleAttributes, SchedulerArgumentError, invalid, register_submodules,
+                      wants_perf_summary)
 from ._enums import (LineKind, ProfilerState, ProfilerTarget, SortedKeys, SummaryView,
-                     TracerEventType)
+                     TracerEventType, coerce)
 from ._handlers import TraceHandler, export_chrome_tracing, export_protobuf, tensorboard_trace_handler
 from ._record import RecordEvent, record_function
-from ._result import EventNode, ProfilerResult, SummaryTable, format_code, load_profiler_result
+from ._result import (EventNode, ProfilerResult, SummaryTable, export_skipped, format_code,
+                      load_profiler_result)
 
 __all__ = [
     "Profiler", "ProfilerTarget", "ProfilerState", "TracerEventType", "SortedKeys", "SummaryView",
     "make_scheduler", "export_chrome_tracing", "export_protobuf", "load_profiler_result",
     "RecordEvent", "schedule", "tensorboard_trace_handler", "record_function", "ProfilerResult",
-    "EventNode", "SummaryTable", "LineKind", "is_recording",
+    "EventNode", "SummaryTable", "LineKind", "is_recording", "StepprofWarning",
 ]
 
 is_recording = _core.is_recording
+StepprofWarning = _core.StepprofWarning
 
 
 class _Scheduler(_core.Scheduler):
@@ -40,7 +45,15 @@ class _Scheduler(_core.Scheduler):
     __slots__ = ()
 
     def __call__(self, step):
+        if isinstance(step, int) and step < 0:
+            raise invalid()  # paddle's scheduler functions assert step >= 0
         return ProfilerState(super().__call__(step))
+
+
+class _TorchScheduler(_Scheduler):
+    """schedule(...)'s scheduler: a profiler given one speaks torch's dialect."""
+
+    __slots__ = ()
 
 
 def make_scheduler(*, closed, ready, record, repeat=0, skip_first=0):
@@ -48,13 +61,21 @@ def make_scheduler(*, closed, ready, record, repeat=0, skip_first=0):
     `closed` CLOSED, `ready` READY and `record` recorded steps (the last one
     RECORD_AND_RETURN), `repeat` times (0: forever). Raises ValueError
     "Invalid profiler scheduler arguments" unless closed >= 0, ready >= 0,
-    record > 0, repeat >= 0 and skip_first >= 0."""
-    return _Scheduler._make(closed, ready, record, repeat, skip_first)
+    record > 0, repeat >= 0 and skip_first >= 0 (SchedulerArgumentError, an
+    AssertionError as paddle's assert and a ValueError)."""
+    try:
+        return _Scheduler._make(closed, ready, record, repeat, skip_first)
+    except ValueError as e:
+        raise invalid(e) from None
 
 
 def schedule(*, wait, warmup, active, repeat=0, skip_first=0, skip_first_wait=0):
-    """torch.profiler.schedule: make_scheduler with torch's names."""
-    return _Scheduler._torch(wait, warmup, active, repeat, skip_first, skip_first_wait)
+    """torch.profiler.schedule: make_scheduler with torch's names. A profiler
+    given it speaks torch's dialect (no Perf Summary at stop)."""
+    try:
+        return _TorchScheduler._torch(wait, warmup, active, repeat, skip_first, skip_first_wait)
+    except ValueError as e:
+        raise invalid(e) from None
 
 
 def _targets_mask(targets):
@@ -64,9 +85,9 @@ def _targets_mask(targets):
         raise TypeError("targets must be an iterable of ProfilerTarget, e.g. [ProfilerTarget.CPU]")
     mask = 0
     for t in targets:
-        if not isinstance(t, int):
-            raise TypeError(f"targets must hold ProfilerTarget values, not {type(t).__name__}")
-        mask |= 1 << ProfilerTarget(t)  # ValueError for unknown values
+        # stepprof's values or paddle's own ProfilerTarget members; ValueError
+        # for unknown values.
+        mask |= 1 << coerce(t, ProfilerTarget, "targets")
     return mask
 
 
@@ -76,9 +97,12 @@ def _scheduler_value(scheduler):
     if isinstance(scheduler, (tuple, list)):
         # paddle's (start, end): records steps [start, end) once.
         if len(scheduler) != 2:
-            raise ValueError("Invalid profiler scheduler arguments")
+            raise invalid()
         start, end = scheduler
-        return _Scheduler._range(start, end)
+        try:
+            return _Scheduler._range(start, end)
+        except ValueError as e:
+            raise invalid(e) from None
     if callable(scheduler):
         return scheduler
     raise TypeError(f"scheduler must be a callable, a (start, end) tuple or None, "
@@ -113,11 +137,17 @@ def _stop_at_exit():
 
 
 def _warn(text):
-    sys.stderr.write(f"stepprof: warning: {text}\n")
-    sys.stderr.flush()
+    warnings.warn(text, StepprofWarning, stacklevel=3)
 
 
-class Profiler(_core.Profiler):
+def _torch_dialect(scheduler, on_trace_ready):
+    """Whether a profiler is configured with torch's spellings (schedule(),
+    tensorboard_trace_handler()): torch prints nothing at stop."""
+    return isinstance(scheduler, _TorchScheduler) or (
+        isinstance(on_trace_ready, TraceHandler) and on_trace_ready.kind == "tensorboard")
+
+
+class Profiler(PaddleAttributes, _core.Profiler):
     """paddle.profiler.Profiler.
 
     targets: ProfilerTarget values (default: what can be traced, CPU here).
@@ -128,6 +158,12 @@ class Profiler(_core.Profiler):
         inside it (or inside a scheduler) are re-raised by the step() or
         stop() call that ran it.
     timer_only: only the benchmark timer runs (step_info, Perf Summary).
+    perf_summary: print the benchmark's Perf Summary to sys.stdout at stop
+        (True) or not (False). None (the default): as the dialect does:
+        printed as paddle does, unless the profiler is configured with
+        torch's spellings (schedule(...) or tensorboard_trace_handler(...)),
+        since torch prints nothing. Warnings are StepprofWarnings, through
+        Python's warnings module (warnings.filterwarnings silences them).
     record_shapes, profile_memory, with_flops, with_stack: as paddle/torch.
     emit_nvtx, custom_device_types: accepted for compatibility.
 
@@ -145,17 +181,29 @@ class Profiler(_core.Profiler):
     def __init__(self, *, targets=None, scheduler=None, on_trace_ready=None, record_shapes=False,
                  profile_memory=False, timer_only=False, emit_nvtx=False, custom_device_types=None,
                  with_flops=False, with_stack=False, buffer_cap_bytes=None, overwrite_oldest=False,
-                 save_on_crash=False, crash_path=None, stream_to_disk=False):
-        del emit_nvtx, custom_device_types
+                 save_on_crash=False, crash_path=None, stream_to_disk=False, perf_summary=None):
         self._last_trace_path = None
-        self._configure(_targets_mask(targets), _scheduler_value(scheduler),
-                        _handler_value(on_trace_ready), bool(timer_only), bool(record_shapes),
-                        bool(profile_memory), bool(with_flops), bool(with_stack),
-                        0 if buffer_cap_bytes is None else int(buffer_cap_bytes),
-                        bool(overwrite_oldest), bool(save_on_crash),
-                        None if crash_path is None else os.fsdecode(os.fspath(crash_path)),
-                        bool(stream_to_disk))
+        self._perf_summary = wants_perf_summary(perf_summary,
+                                                _torch_dialect(scheduler, on_trace_ready))
+        # The core's warnings at creation (GPU not available, ...) are given
+        # again from the caller's line, as paddle's warn() in __init__ is.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", StepprofWarning)
+            self._configure(_targets_mask(targets), _scheduler_value(scheduler),
+                            _handler_value(on_trace_ready), bool(timer_only), bool(record_shapes),
+                            bool(profile_memory), bool(with_flops), bool(with_stack),
+                            0 if buffer_cap_bytes is None else int(buffer_cap_bytes),
+                            bool(overwrite_oldest), bool(save_on_crash),
+                            None if crash_path is None else os.fsdecode(os.fspath(crash_path)),
+                            bool(stream_to_disk))
+        for w in caught:
+            warnings.warn(w.message, w.category, stacklevel=2)
         self._timer_only = bool(timer_only)
+        self._set_paddle_attributes(
+            targets, _scheduler_value(scheduler) if isinstance(scheduler, (tuple, list))
+            else scheduler, on_trace_ready, lambda: export_chrome_tracing("./profiler_log/"),
+            timer_only, record_shapes, profile_memory, with_flops, with_stack, emit_nvtx,
+            custom_device_types)
 
     def start(self):
         """Starts profiling (CLOSED -> scheduler(step_num)). After stop(),
@@ -194,6 +242,9 @@ class Profiler(_core.Profiler):
         """Writes the most recent span to path ("json"; "json.gz" or a path
         ending in .gz for gzip; "pb" for paddle's protobuf). Repeatable."""
         code = format_code(format)
+        if code is None:  # "txt": paddle writes nothing for it either
+            export_skipped(path, format)
+            return
         if not path:
             raise ValueError("export() needs a file path")
         self._export(path, code)
@@ -209,3 +260,6 @@ class Profiler(_core.Profiler):
                       "last recorded step")
             return
         result.summary(sorted_by, op_detail, thread_sep, time_unit, views)
+
+# paddle's submodules: stepprof.profiler.utils, .timer, .profiler_statistic, .statistic_helper
+globals().update(register_submodules(__name__))

@@ -237,12 +237,21 @@ static void put_joined(sp__buf *out, const char *prefix, const char *s, size_t l
 
 /* The JSON spelling of a recorded name (trace-format.md §6): paddle's
  * "ProfileStep#N" becomes torch's "ProfilerStep#N", and a Dataloader range
- * gets the enumerate(DataLoader)#...__next__ form the plugin looks for. */
+ * gets the enumerate(DataLoader)#...__next__ form the plugin looks for.
+ * The step names are reserved: the TensorBoard plugin and HTA take every
+ * event whose name starts with "ProfilerStep" for a step, so a user's range
+ * or instant of another type named "ProfilerStep#..." or "ProfileStep#..."
+ * is written with the prefix "user:" (docs/viewers.md, "Reserved names"). */
 static void put_event_name(sp__buf *out, const sp__event *e, const char *name)
 {
     size_t len = strlen(name);
     if (e->type == SP_EVENT_PROFILE_STEP && starts_with(name, "ProfileStep#")) {
         put_joined(out, "ProfilerStep#", name + 12, len - 12, "");
+        return;
+    }
+    if (e->type != SP_EVENT_PROFILE_STEP &&
+        (starts_with(name, "ProfilerStep") || starts_with(name, "ProfileStep#"))) {
+        put_joined(out, "user:", name, len, "");
         return;
     }
     int wrapped = e->type == SP_EVENT_DATALOADER &&
@@ -461,20 +470,54 @@ int sp__dist_info(long *rank, long *world_size)
     return r >= 0;
 }
 
+/* The backend of a distributed run, or NULL in a single process (a world
+ * size of one, sp__dist_info). The launcher's word comes first:
+ * STEPPROF_DIST_BACKEND, then paddle.distributed.launch's
+ * PADDLE_DISTRI_BACKEND (a plain name of letters, digits, '_', '-' or ':'
+ * that fits buf; anything else is ignored). torchrun and MPI launchers do not say,
+ * so the backend is then the one torch and paddle pick by default for the
+ * devices the span traced: "nccl" with GPUs, "gloo" without
+ * (trace-format.md section 2, item 3). */
+const char *sp__dist_backend(const sp_result *r, char *buf, size_t size)
+{
+    static const char *const vars[] = {"STEPPROF_DIST_BACKEND", "PADDLE_DISTRI_BACKEND", NULL};
+    long rank, world_size;
+    sp__dist_info(&rank, &world_size);
+    if (world_size < 2) return NULL;
+    for (const char *const *v = vars; *v; v++) {
+        const char *s = getenv(*v);
+        size_t n = s ? strlen(s) : 0;
+        if (n == 0 || n >= size) continue;
+        int ok = 1;
+        for (size_t i = 0; i < n && ok; i++) {
+            char c = s[i];
+            ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '_' || c == '-' || c == ':';
+        }
+        if (!ok) continue;
+        memcpy(buf, s, n + 1);
+        return buf;
+    }
+    return r->device_prop_count > 0 ? "nccl" : "gloo";
+}
+
 static void put_header(writer *w, const char *path)
 {
     const sp_result *r = w->r;
     long rank, world_size;
+    char backend_buf[32];
     sp__dist_info(&rank, &world_size);
+    const char *backend = sp__dist_backend(r, backend_buf, sizeof backend_buf);
     (void)path;
     sp__buf_puts(w->b, "{\"schemaVersion\":1,\"deviceProperties\":");
     sp__json_put_device_props(w->b, r);
+    /* A space after each colon: HTA finds the rank with "rank":\s+(\d+). */
+    sp__buf_puts(w->b, ",\n\"distributedInfo\":{");
+    if (backend) sp__buf_printf(w->b, "\"backend\": \"%s\", ", backend);
     sp__buf_printf(w->b,
-                   ",\n"
-                   "\"distributedInfo\":{\"backend\": \"nccl\", \"rank\": %ld, \"world_size\": %ld},\n"
+                   "\"rank\": %ld, \"world_size\": %ld},\n"
                    "\"stepprof_version\":\"%s\",\"span_indx\":%u,\n\"ExtraInfo\":{",
-                   rank, world_size, SP_VERSION_STRING,
-                   r->span_index);
+                   rank, world_size, SP_VERSION_STRING, r->span_index);
     sp__buf_printf(w->b, "\"System Cpu Utilization\":\"%f\",\"Process Cpu Utilization\":\"%f\"",
                    r->meta.cpu_system, r->meta.cpu_process);
     for (size_t i = 0; i < r->thread_count; i++) {
@@ -499,9 +542,12 @@ static void put_header(writer *w, const char *path)
         sep = ",";
     }
     if (*sep == ',') sp__buf_puts(w->b, "},\n");
-    if (r->meta.record_shapes) sp__buf_puts(w->b, "\"record_shapes\":\"1\",");
-    if (r->meta.profile_memory) sp__buf_puts(w->b, "\"profile_memory\":\"1\",");
-    if (r->meta.with_flops) sp__buf_puts(w->b, "\"with_flops\":\"1\",");
+    /* torch's flags as Kineto writes them: the integer 1 when on. The cap's
+     * policy is stepprof's own key and keeps its string "1". */
+    if (r->meta.record_shapes) sp__buf_puts(w->b, "\"record_shapes\":1,");
+    if (r->meta.profile_memory) sp__buf_puts(w->b, "\"profile_memory\":1,");
+    if (r->meta.with_stack) sp__buf_puts(w->b, "\"with_stack\":1,");
+    if (r->meta.with_flops) sp__buf_puts(w->b, "\"with_flops\":1,");
     if (r->meta.overwrite_oldest) sp__buf_puts(w->b, "\"overwrite_oldest\":\"1\",");
     sp__buf_printf(w->b, "\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":%lld,\n\"traceEvents\":[\n",
                    (long long)w->base_ns);

@@ -39,6 +39,9 @@ int64_t sp__base_time_ns(void);
  * LOCAL_WORLD_SIZE); 0 of 1 by default. Returns 1 if a rank variable was set.
  * Used by chrome_json.c and the handlers' default worker name. */
 int sp__dist_info(long *rank, long *world_size);
+/* distributedInfo's backend for r, or NULL in a single process (chrome_json.c);
+ * buf (32 bytes) may hold the text. */
+const char *sp__dist_backend(const sp_result *r, char *buf, size_t size);
 
 /* Background writer: runs export jobs in order on its own thread. */
 typedef struct sp__writer sp__writer;

@@ -593,9 +593,17 @@ static int read_extra_info(jloader *l)
     return more < 0 ? -1 : 0;
 }
 
+/* A torch flag: the integer 1 as Kineto (and stepprof since issue 17) writes
+ * it, or the string "1" of older stepprof files. */
 static int read_flag(jloader *l, int *flag)
 {
-    if (sp__jlex_peek(&l->lx) != '"') return sp__jlex_skip(&l->lx);
+    int c = sp__jlex_peek(&l->lx);
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        if (sp__jlex_number(&l->lx) != 0) return -1;
+        *flag = strcmp(sp__buf_cstr(&l->lx.tok), "1") == 0;
+        return 0;
+    }
+    if (c != '"') return sp__jlex_skip(&l->lx);
     if (sp__jlex_string(&l->lx) != 0) return -1;
     *flag = strcmp(l->lx.tok.data, "1") == 0;
     return 0;
@@ -640,6 +648,8 @@ static int read_top(jloader *l)
             rc = read_flag(l, &r->meta.profile_memory);
         } else if (strcmp(l->key, "with_flops") == 0) {
             rc = read_flag(l, &r->meta.with_flops);
+        } else if (strcmp(l->key, "with_stack") == 0) {
+            rc = read_flag(l, &r->meta.with_stack);
         } else if (strcmp(l->key, "overwrite_oldest") == 0) {
             rc = read_flag(l, &r->meta.overwrite_oldest);
         } else {

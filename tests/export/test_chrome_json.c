@@ -329,8 +329,9 @@ static void test_chrome_json_structure_follows_trace_format(void)
     CHECK(strstr(text, "\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#0\"") != NULL);
     CHECK(line_has(text, "\"name\":\"loss\"", "\"ph\":\"C\""));
     CHECK(line_has(text, "\"name\":\"main_mark\"", "\"ph\":\"i\""));
-    CHECK(strstr(text, "\"distributedInfo\":{\"backend\": \"nccl\", \"rank\": 0, "
-                       "\"world_size\": 1}"));
+    /* A single process: no backend (trace-format.md §2 item 3). */
+    CHECK(strstr(text, "\"distributedInfo\":{\"rank\": 0, \"world_size\": 1}"));
+    CHECK(strstr(text, "\"backend\"") == NULL);
     CHECK(strstr(text, "\"stepprof_counters\":{\"host_dropped\":") != NULL);
     /* Both threads' tracks, with the worker's events on its own tid. */
     const sp_result *r = sp_profiler_result(p);
@@ -359,7 +360,7 @@ static void test_chrome_json_structure_follows_trace_format(void)
     unset_rank_env();
     CHECK_EQ(0, tracecheck(path, NULL));
     text = read_file(path, NULL);
-    CHECK(text && strstr(text, "\"distributedInfo\":{\"backend\": \"nccl\", \"rank\": 3, "
+    CHECK(text && strstr(text, "\"distributedInfo\":{\"backend\": \"gloo\", \"rank\": 3, "
                                "\"world_size\": 4}"));
     free(text);
     sp_profiler_destroy(p);
@@ -470,6 +471,106 @@ static void test_chrome_json_export_replaces_planted_symlink(void)
     remove_tree(dir);
 }
 
+/* Occurrences of needle in text. */
+static int occurrences(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle)) n++;
+    return n;
+}
+
+/* User ranges and instants named like a step, beside the real steps. */
+static void reserved_names(const void *arg)
+{
+    (void)arg;
+    sp_range_begin(SP_EVENT_USER_DEFINED, "ProfilerStep#7");
+    sp_range_end();
+    sp_range_begin(SP_EVENT_PYTHON_USER_DEFINED, "ProfileStep#8");
+    sp_range_end();
+    sp_range_begin(SP_EVENT_FORWARD, "ProfilerStep");
+    sp_range_end();
+    sp_instant(SP_EVENT_USER_DEFINED, "ProfilerStep#9");
+    sp_range_begin(SP_EVENT_USER_DEFINED, "MyProfilerStep#1"); /* not at the start: kept */
+    sp_range_end();
+}
+
+/* Issue 17: a user range named ProfilerStep#x broke the TensorBoard plugin
+ * and HTA, which take every name starting with "ProfilerStep" for a step.
+ * Such names of other types are written with the prefix "user:"; the real
+ * steps keep theirs, and tracecheck (which checks the steps) passes. */
+static void test_chrome_json_reserved_step_names_are_escaped(void)
+{
+    char dir[64], path[128];
+    CHECK(make_tmpdir(dir));
+    sp_profiler *p = record(reserved_names, NULL, 2);
+    if (!p) return;
+    snprintf(path, sizeof path, "%s/trace.pt.trace.json", dir);
+    CHECK_OK(sp_profiler_export(p, path, SP_FORMAT_JSON));
+    CHECK_EQ(0, tracecheck(path, NULL));
+    char *text = read_file(path, NULL);
+    CHECK(text != NULL);
+    if (text) {
+        CHECK_EQ(1, occurrences(text, "\"name\":\"ProfilerStep#0\""));
+        CHECK_EQ(1, occurrences(text, "\"name\":\"ProfilerStep#1\""));
+        CHECK_EQ(2, occurrences(text, "\"name\":\"ProfilerStep#"));
+        CHECK_EQ(0, occurrences(text, "\"name\":\"ProfileStep#"));
+        CHECK_EQ(2, occurrences(text, "\"name\":\"user:ProfilerStep#7\""));
+        CHECK_EQ(2, occurrences(text, "\"name\":\"user:ProfileStep#8\""));
+        CHECK_EQ(2, occurrences(text, "\"name\":\"user:ProfilerStep\""));
+        CHECK_EQ(2, occurrences(text, "\"name\":\"user:ProfilerStep#9\""));
+        CHECK_EQ(2, occurrences(text, "\"name\":\"MyProfilerStep#1\""));
+        CHECK(line_has(text, "\"name\":\"user:ProfilerStep#7\"", "\"Event Type\":\"UserDefined\""));
+    }
+    free(text);
+    sp_profiler_destroy(p);
+    remove_tree(dir);
+}
+
+/* Issue 17: the torch flags were the string "1" where Kineto writes the
+ * integer 1, and with_stack was left out. */
+static void test_chrome_json_torch_flags_are_integers(void)
+{
+    char dir[64], path[128];
+    CHECK(make_tmpdir(dir));
+    sp_options o;
+    sp_options_init(&o);
+    o.on_trace_ready = sp_handler_none();
+    o.record_shapes = o.profile_memory = o.with_stack = o.with_flops = true;
+    sp_profiler *p = NULL;
+    CHECK_OK(sp_profiler_create(&o, &p));
+    if (!p) return;
+    CHECK_OK(sp_profiler_start(p));
+    workload(NULL);
+    CHECK_OK(sp_profiler_stop(p));
+    snprintf(path, sizeof path, "%s/flags.json", dir);
+    CHECK_OK(sp_profiler_export(p, path, SP_FORMAT_JSON));
+    CHECK_EQ(0, tracecheck(path, NULL));
+    char *text = read_file(path, NULL);
+    CHECK(text != NULL);
+    if (text) {
+        CHECK(strstr(text, "\"record_shapes\":1,") != NULL);
+        CHECK(strstr(text, "\"profile_memory\":1,") != NULL);
+        CHECK(strstr(text, "\"with_stack\":1,") != NULL);
+        CHECK(strstr(text, "\"with_flops\":1,") != NULL);
+        CHECK(strstr(text, "\"record_shapes\":\"1\"") == NULL); /* not the string */
+    }
+    free(text);
+    /* The loader reads the flags back. */
+    sp_result *back = NULL;
+    CHECK_OK(sp_result_load(path, NULL, &back));
+    if (back) {
+        snprintf(path, sizeof path, "%s/again.json", dir);
+        CHECK_OK(sp_result_export(back, path, SP_FORMAT_JSON));
+        text = read_file(path, NULL);
+        CHECK(text && strstr(text, "\"record_shapes\":1,\"profile_memory\":1,\"with_stack\":1,"
+                                   "\"with_flops\":1,"));
+        free(text);
+        sp_result_release(back);
+    }
+    sp_profiler_destroy(p);
+    remove_tree(dir);
+}
+
 int main(void)
 {
     RUN_TEST(test_chrome_json_every_format_passes_tracecheck);
@@ -478,5 +579,7 @@ int main(void)
     RUN_TEST(test_chrome_json_export_errors_leave_no_temporary_files);
     RUN_TEST(test_chrome_json_export_is_repeatable_and_replaces);
     RUN_TEST(test_chrome_json_export_replaces_planted_symlink);
+    RUN_TEST(test_chrome_json_reserved_step_names_are_escaped);
+    RUN_TEST(test_chrome_json_torch_flags_are_integers);
     return TEST_SUMMARY();
 }

@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -233,14 +234,17 @@ static void test_json_compat_small_times_are_exact(void)
 
 static void clear_rank_env(void)
 {
-    const char *vars[] = {"RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
-                          "PMI_RANK", "PMI_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"};
+    const char *vars[] = {"RANK",     "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+                          "PMI_RANK", "PMI_SIZE",   "LOCAL_RANK",           "LOCAL_WORLD_SIZE",
+                          "STEPPROF_DIST_BACKEND",  "PADDLE_DISTRI_BACKEND"};
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) unsetenv(vars[i]);
 }
 
 /* Sets "NAME=VALUE ..." pairs after clearing every rank variable, exports a
- * small result, and checks its distributedInfo line. */
-static void check_dist(const char *env, long rank, long world, int ranked)
+ * small result (with `gpus` devices), and checks its distributedInfo line:
+ * backend `backend`, or none when it is NULL (trace-format.md §2 item 3). */
+static void check_dist_backend(const char *env, long rank, long world, int ranked,
+                               const char *backend, int gpus)
 {
     clear_rank_env();
     char copy[256];
@@ -259,17 +263,33 @@ static void check_dist(const char *env, long rank, long world, int ranked)
     sp_result *r = sp__result_new();
     r->span_start_ns = sp__base_time_ns() + 1000;
     r->span_end_ns = r->span_start_ns + 1000;
+    if (gpus) {
+        r->device_props = sp__alloc(sizeof *r->device_props);
+        CHECK(r->device_props != NULL);
+        if (r->device_props) {
+            memset(r->device_props, 0, sizeof *r->device_props);
+            r->device_prop_count = 1;
+        }
+    }
     char *text = export_as(r, ".pt.trace.json");
-    char line[160];
-    snprintf(line, sizeof line,
-             "\n\"distributedInfo\":{\"backend\": \"nccl\", \"rank\": %ld, \"world_size\": %ld},\n",
-             rank, world);
+    char line[200], with[64] = "";
+    if (backend) snprintf(with, sizeof with, "\"backend\": \"%s\", ", backend);
+    snprintf(line, sizeof line, "\n\"distributedInfo\":{%s\"rank\": %ld, \"world_size\": %ld},\n",
+             with, rank, world);
     if (text && !strstr(text, line)) CHECK_FAIL_("%s: no line %s", env, line);
     /* HTA reads the first "rank": <digits> of the text: this one. */
-    if (text) CHECK(strstr(text, "\"rank\": ") == strstr(text, "\"distributedInfo\"") + 38);
+    if (text)
+        CHECK(strstr(text, "\"rank\": ") == strstr(text, "\"distributedInfo\"") + 19 + strlen(with));
     free(text);
     sp__result_free(r);
     clear_rank_env();
+}
+
+/* A run without a backend variable and without GPUs: "gloo" when
+ * distributed, no backend in a single process. */
+static void check_dist(const char *env, long rank, long world, int ranked)
+{
+    check_dist_backend(env, rank, world, ranked, world > 1 ? "gloo" : NULL, 0);
 }
 
 static void test_json_compat_distributed_info_from_the_environment(void)
@@ -287,11 +307,31 @@ static void test_json_compat_distributed_info_from_the_environment(void)
     check_dist("WORLD_SIZE=4", 0, 4, 0);
 }
 
+/* Issue 17: the backend was "nccl" even in a single CPU process. */
+static void test_json_compat_distributed_backend_is_real(void)
+{
+    check_dist_backend("", 0, 1, 0, NULL, 0);
+    check_dist_backend("", 0, 1, 0, NULL, 1);
+    check_dist_backend("RANK=0 WORLD_SIZE=1", 0, 1, 1, NULL, 1);
+    check_dist_backend("STEPPROF_DIST_BACKEND=nccl", 0, 1, 0, NULL, 1); /* one process */
+    check_dist_backend("RANK=1 WORLD_SIZE=2", 1, 2, 1, "gloo", 0);
+    check_dist_backend("RANK=1 WORLD_SIZE=2", 1, 2, 1, "nccl", 1);
+    check_dist_backend("RANK=1 WORLD_SIZE=2 STEPPROF_DIST_BACKEND=mpi", 1, 2, 1, "mpi", 1);
+    check_dist_backend("RANK=1 WORLD_SIZE=2 PADDLE_DISTRI_BACKEND=bkcl", 1, 2, 1, "bkcl", 1);
+    check_dist_backend("RANK=1 WORLD_SIZE=2 STEPPROF_DIST_BACKEND=gloo PADDLE_DISTRI_BACKEND=nccl",
+                       1, 2, 1, "gloo", 1);
+    /* Not a plain name (a quote would break the JSON): the default instead. */
+    check_dist_backend("RANK=1 WORLD_SIZE=2 STEPPROF_DIST_BACKEND=a\"b", 1, 2, 1, "gloo", 0);
+    check_dist_backend("RANK=1 WORLD_SIZE=2 STEPPROF_DIST_BACKEND="
+                       "a_name_that_is_far_too_long_for_the_buffer", 1, 2, 1, "nccl", 1);
+}
+
 int main(void)
 {
     RUN_TEST(test_json_compat_touching_ranges_nest_in_the_plugin);
     RUN_TEST(test_json_compat_equal_ends_stay_nested);
     RUN_TEST(test_json_compat_small_times_are_exact);
     RUN_TEST(test_json_compat_distributed_info_from_the_environment);
+    RUN_TEST(test_json_compat_distributed_backend_is_real);
     return TEST_SUMMARY();
 }

@@ -74,15 +74,19 @@ def test_rank0_profiles_steps_10_to_20(tmp_path, env):
     proc = run_script(tmp_path, env)
     assert proc.returncode == 0, proc.stderr
     err_lines = proc.stderr.splitlines()
-    # Where no GPU can be traced, one line: paddle's words, then the reason
-    # (which names what is missing on this machine). Without a CUDA driver
-    # it must be there; with one, it depends on the device.
-    gpu_lines = [l for l in err_lines if l.startswith("stepprof: warning: " + GPU_WARNING)]
+    # Where no GPU can be traced, one warning: paddle's words, then the reason
+    # (which names what is missing on this machine), as a StepprofWarning
+    # from the script's line that made the profiler (Python prints that line
+    # under it). Without a CUDA driver it must be there; with one, it depends
+    # on the device.
+    gpu_lines = [l for l in err_lines if "StepprofWarning: " + GPU_WARNING in l]
     assert len(gpu_lines) <= 1, err_lines
     if not cuda_driver_present():
         assert len(gpu_lines) == 1, err_lines
     assert all(l.endswith("; recording the CPU only") for l in gpu_lines)
-    assert [l for l in err_lines if l not in gpu_lines] == [
+    assert all("train.py:17: StepprofWarning" in l for l in gpu_lines), gpu_lines
+    source = ["  prof = profiler.Profiler("] if gpu_lines else []
+    assert [l for l in err_lines if l not in gpu_lines] == source + [
         f"INFO profiler: steps [10, 20) -> {tmp_path}/dump/profiler_logs/"]
     files = trace_files(tmp_path / "dump" / "profiler_logs")
     assert len(files) == 1 and files[0].endswith(".paddle_trace.json")

@@ -203,10 +203,15 @@ def _check_distributed(info, errors):
     if not isinstance(info, dict):
         errors.append("distributedInfo must be an object")
         return
-    for key in ("backend", "rank", "world_size"):
+    for key in ("rank", "world_size"):
         if key not in info:
             errors.append(f'distributedInfo lacks "{key}"')
     rank, size = info.get("rank"), info.get("world_size")
+    # §2 item 3: the real backend of a distributed run; none in a single process.
+    if is_int(size) and size > 1 and not (isinstance(info.get("backend"), str) and info["backend"]):
+        errors.append('distributedInfo lacks "backend" in a distributed run')
+    if size == 1 and "backend" in info:
+        errors.append(f'distributedInfo has a backend ({info["backend"]!r}) in a single process')
     if "rank" in info and not (is_int(rank) and rank >= 0):
         errors.append(f"distributedInfo.rank must be a non-negative integer, got {rank!r}")
     if "world_size" in info and not (is_int(size) and size > 0):
@@ -237,6 +242,9 @@ def _check_top_types(obj, errors):
     for key, ok, what in checks:
         if key in obj and not ok(obj[key]):
             errors.append(f"{key} must be {what}, got {obj[key]!r}"[:200])
+    for flag in ("record_shapes", "profile_memory", "with_stack", "with_flops"):
+        if flag in obj and not (is_int(obj[flag]) and obj[flag] == 1):
+            errors.append(f"{flag} must be the integer 1 as Kineto writes it, got {obj[flag]!r}")
     if "distributedInfo" in obj:
         _check_distributed(obj["distributedInfo"], errors)
     for i, dev in enumerate(obj.get("deviceProperties") or []):

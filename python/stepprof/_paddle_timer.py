@@ -1,0 +1,69 @@
+"""stepprof.profiler.timer: paddle.profiler.timer's benchmark(), the
+throughput timer behind step_info() and the Perf Summary, on stepprof's C
+timer (a timer_only Profiler of its own). Registered as the submodule
+stepprof.profiler.timer."""
+import threading
+
+__all__ = ["benchmark", "Benchmark"]
+
+
+class Benchmark:
+    """paddle's timer.Benchmark: begin(), step(num_samples), step_info(unit),
+    end() (which prints the Perf Summary, as paddle's does), and
+    before_reader() / after_reader() around a data-loading call (timed as
+    reader_cost)."""
+
+    def __init__(self):
+        self._prof = None
+        self._reader = None
+
+    def begin(self):
+        from .profiler import Profiler  # the profiler imports this module
+        if self._prof is not None:
+            self.end()
+        self._prof = Profiler(timer_only=True, perf_summary=True)
+        self._prof.start()
+
+    def step(self, num_samples=None):
+        if self._prof is not None:
+            self._prof.step(num_samples)
+
+    def step_info(self, unit=None):
+        return "" if self._prof is None else self._prof.step_info(unit)
+
+    def before_reader(self):
+        from ._enums import TracerEventType
+        from ._record import RecordEvent
+        self._reader = RecordEvent("Dataloader", TracerEventType.Dataloader)
+        self._reader.begin()
+
+    def after_reader(self):
+        if self._reader is not None:
+            self._reader.end()
+            self._reader = None
+
+    def after_step(self):
+        """paddle's hook at the end of a step; step() does the timing here."""
+
+    def check_if_need_record(self, reader):
+        """paddle hooks its DataLoader here; time loading with
+        before_reader() / after_reader() or a Dataloader RecordEvent."""
+        del reader
+
+    def end(self):
+        if self._prof is not None:
+            prof, self._prof = self._prof, None
+            prof.stop()
+
+
+_lock = threading.Lock()
+_benchmark = None
+
+
+def benchmark():
+    """paddle's timer.benchmark(): the process's one Benchmark."""
+    global _benchmark
+    with _lock:
+        if _benchmark is None:
+            _benchmark = Benchmark()
+        return _benchmark
