@@ -164,7 +164,7 @@ void sp__record_drain(uint64_t end_ticks, sp__drain_fn fn, void *ctx, uint64_t *
         sp__tbuf *tb = *link;
         int exited = atomic_load_explicit(&tb->exited, memory_order_acquire);
         if (!exited) read_thread_name(tb->tid, tb->name, sizeof tb->name);
-        uint64_t d = atomic_load_explicit(&tb->dropped, memory_order_relaxed);
+        uint64_t d = sp__tbuf_dropped(tb);
         uint64_t m = atomic_load_explicit(&tb->misuse, memory_order_relaxed);
         tb->span_dropped = d - tb->dropped_seen +
                            atomic_exchange_explicit(&tb->overwritten, 0, memory_order_relaxed);
