@@ -63,12 +63,26 @@ static _Thread_local uint64_t in_state;
 /* Begins dropped as nested whose ends are yet to come (nested calls only:
  * a handler can be interrupted by another, hence atomic). */
 static _Thread_local _Atomic uint64_t nested_open;
+/* The tick count when the buffers were last drained: a span starts after
+ * it, so an added range that begins before it lies outside the span. */
+static _Atomic uint64_t drained_at;
+
+/* How far ahead of the clock an added range may end before it counts as
+ * misuse: 2^36 ticks, 20 to 70 seconds, far more than any clock skew
+ * between CPUs, far less than what would overflow a trace's times. */
+#define SP__ADD_AHEAD_TICKS (UINT64_C(1) << 36)
+
 void sp__record_set_active(int active)
 {
     if (active)
         __atomic_fetch_or(&sp__host_active, 1, __ATOMIC_RELEASE);
     else
         __atomic_fetch_and(&sp__host_active, ~1, __ATOMIC_RELEASE);
+}
+
+void sp__record_mark_drained(uint64_t ticks)
+{
+    atomic_store_explicit(&drained_at, ticks, memory_order_relaxed);
 }
 
 static inline int recording(void) { return __atomic_load_n(&sp__host_active, __ATOMIC_RELAXED) & 1; }
@@ -446,6 +460,23 @@ void sp__range_begin_copy(sp_event_type type, const char *name, size_t len)
     leave(w ? depth + 1 : depth);
 }
 
+/* Brings an added range's ticks into what a span can hold: it must not
+ * begin before the buffers were last drained (the span's start), nor end
+ * far ahead of `now`, nor end before it begins. Returns 1 if it changed
+ * anything (a misuse). */
+static int clamp_added(uint64_t now, uint64_t *begin, uint64_t *end)
+{
+    uint64_t floor = atomic_load_explicit(&drained_at, memory_order_relaxed);
+    uint64_t ceiling = now + SP__ADD_AHEAD_TICKS;
+    int bad = 0;
+    if (*end > ceiling) *end = now, bad = 1;
+    if (*begin > ceiling) *begin = now, bad = 1;
+    if (*begin < floor) *begin = floor, bad = 1;
+    if (*end < floor) *end = floor, bad = 1;
+    if (*end < *begin) *end = *begin, bad = 1;
+    return bad;
+}
+
 void sp_range_add(sp_event_type type, const char *name, size_t len, uint64_t begin_ticks,
                   uint64_t end_ticks)
 {
@@ -455,10 +486,9 @@ void sp_range_add(sp_event_type type, const char *name, size_t len, uint64_t beg
     if (!enter(kind, &depth)) return;
     type = checked_type(type);
     uint64_t now = sp__ticks();
-    if (end_ticks < begin_ticks) {
+    if (clamp_added(now, &begin_ticks, &end_ticks)) {
         sp__tbuf *tb = counting_tbuf();
         if (tb) count(&tb->misuse);
-        end_ticks = begin_ticks;
     }
     sp__word *w = put_named(now, SP__REC_COMPLETE, type, SP__COMPLETE_WORDS, name, len, kind, depth);
     if (w) {

@@ -164,6 +164,11 @@ static inline int sp__in_chunk(const sp__chunk *c, const sp__word *p)
 typedef void (*sp__drain_fn)(void *ctx, sp__tbuf *thread, const sp__word *words, size_t n,
                              uint64_t ticks);
 
+/* Notes that the buffers were drained at `ticks` (threads.c): a span
+ * starts after it, so sp_range_add counts a range that begins before it as
+ * misuse. */
+void sp__record_mark_drained(uint64_t ticks);
+
 /* Tests: called in the middle of each chunk switch, where the thread is
  * between two chunks (a signal raised there finds the worst moment). */
 extern void (*sp__record_switch_hook)(void);

@@ -159,6 +159,7 @@ void sp__record_drain(uint64_t end_ticks, sp__drain_fn fn, void *ctx, uint64_t *
     uint64_t total_dropped = 0, total_misuse = 0;
     lock_registry();
     atomic_store_explicit(&draining, 1, memory_order_relaxed);
+    sp__record_mark_drained(sp__ticks());
     sp__tbuf **link = &registry;
     while (*link) {
         sp__tbuf *tb = *link;
