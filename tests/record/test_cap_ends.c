@@ -58,7 +58,7 @@ static void check_closed_and_exact(const sp_result *r)
  * their ends; the pairs inside are kept or dropped, and counted. */
 static void test_cap_ends_10000_open_ranges_keep_their_ends(void)
 {
-    enum { OPEN = 10000, INNER = 200000 };
+    enum { OPEN = 10000, INNER = 100000 };
     sp_profiler *p = begin_profiling((size_t)1 << 20);
     for (int i = 0; i < OPEN; i++) sp_range_begin(SP_EVENT_FORWARD, "open");
     for (int i = 0; i < INNER; i++) {
@@ -83,7 +83,7 @@ static void test_cap_ends_10000_open_ranges_keep_their_ends(void)
  * kept has its end, every begin dropped is counted once. */
 static void test_cap_ends_nesting_past_the_cap(void)
 {
-    enum { DEPTH = 200000 };
+    enum { DEPTH = 100000 };
     sp_profiler *p = begin_profiling((size_t)1 << 20);
     for (int i = 0; i < DEPTH; i++) sp_range_begin(SP_EVENT_OPERATOR, "deep");
     sp_instant(SP_EVENT_USER_DEFINED, "at the bottom");
@@ -101,10 +101,12 @@ static void test_cap_ends_nesting_past_the_cap(void)
     sp_profiler_destroy(p);
 }
 
+enum { FILLERS = 100000 }; /* 2.4 MB of ranges: more than the 1 MiB cap holds */
+
 static void *fill_the_cap(void *arg)
 {
     (void)arg;
-    for (int i = 0; i < 200000; i++) {
+    for (int i = 0; i < FILLERS; i++) {
         sp_range_begin(SP_EVENT_OPERATOR, "filler");
         sp_range_end();
     }
@@ -137,7 +139,7 @@ static void test_cap_ends_steps_survive_on_a_thread_without_events(void)
     CHECK(sp_result_counter(r, SP_COUNTER_HOST_DROPPED) > 0);
     CHECK_EQ(STEPS + 1, steps_kept(r, STEPS));
     uint64_t fillers = count_named(r, "filler", NULL);
-    CHECK_U64_EQ(200000, fillers + sp_result_counter(r, SP_COUNTER_HOST_DROPPED));
+    CHECK_U64_EQ(FILLERS, fillers + sp_result_counter(r, SP_COUNTER_HOST_DROPPED));
     check_closed_and_exact(r);
     sp_profiler_destroy(p);
 }
@@ -160,7 +162,7 @@ static void test_cap_ends_steps_survive_on_a_thread_at_the_cap(void)
     const sp_result *r = sp_profiler_result(p);
     CHECK_EQ(STEPS + 1, steps_kept(r, STEPS));
     uint64_t kept = count_named(r, "filler", NULL) + count_named(r, "step work", NULL);
-    CHECK_U64_EQ(200000 + STEPS, kept + sp_result_counter(r, SP_COUNTER_HOST_DROPPED));
+    CHECK_U64_EQ(FILLERS + STEPS, kept + sp_result_counter(r, SP_COUNTER_HOST_DROPPED));
     check_closed_and_exact(r);
     sp_profiler_destroy(p);
 }
