@@ -201,7 +201,11 @@ SP_API const char *sp_counter_name(sp_counter_kind counter);
  * so kept ranges stay correctly nested.
  *
  * Threads: any; each thread records into its own buffer. A range must end on
- * the thread that began it. */
+ * the thread that began it. From a signal handler: a call that interrupts
+ * another recording call of its thread is dropped and counted (host_dropped),
+ * a range begun and ended in that handler whole; a call that interrupts
+ * anything else records as usual (when its thread needs a new chunk, that
+ * allocates, so a handler that may interrupt malloc should not record). */
 
 /* Internal: bit 0 is set while a profiler holds the tracers in READY or
  * RECORD; bit 1 while a benchmark timer runs (it times Dataloader ranges);
@@ -313,8 +317,11 @@ SP_API uint64_t sp_clock_ticks(void);
 /* Records a complete range measured by the caller with sp_clock_ticks(), for
  * ranges that cannot be bracketed by begin/end (ended out of order, measured
  * elsewhere). The name is copied. Ranges that partially overlap others are
- * kept and counted as overlap when the span is collected. A range with
- * end_ticks < begin_ticks is recorded with zero length and counted as misuse.
+ * kept and counted as overlap when the span is collected. Ticks no span can
+ * hold are moved and the call counted as misuse: a begin or end before the
+ * span's start moves to the start, one more than 2^36 ticks (20 to 70 s)
+ * ahead of the clock moves to now, and an end before its begin moves to the
+ * begin (zero length).
  * Threads: any; the range belongs to the calling thread. */
 SP_API void sp_range_add(sp_event_type type, const char *name, size_t len,
                          uint64_t begin_ticks, uint64_t end_ticks);
@@ -454,7 +461,10 @@ typedef struct sp_options {
     bool with_flops;
     /* Cap on event-buffer memory over all threads, in bytes; 0 means
      * SP_DEFAULT_BUFFER_CAP. The cap holds to within one buffer chunk
-     * (at most 1 MiB); values below 64 KiB are raised to 64 KiB. */
+     * (at most 1 MiB); values below 64 KiB are raised to 64 KiB. At the cap
+     * new events are dropped and counted, but never the end of a kept range
+     * nor a ProfileStep: steps then take small chunks past the cap (a few
+     * hundred steps per 16 KiB). */
     size_t buffer_cap_bytes;
     /* Warnings go here; NULL means stderr. */
     sp_log_fn log;

@@ -49,30 +49,39 @@ static void prefault(sp__chunk *c)
     for (size_t off = 0; off < c->bytes; off += 4096) p[off] = 0;
 }
 
-sp__chunk *sp__chunk_acquire(size_t bytes)
+static sp__chunk *new_chunk(size_t bytes, int past_cap)
+{
+    size_t cap = atomic_load(&cap_bytes);
+    if (!past_cap && atomic_load(&bytes_in_use) + bytes > cap) return NULL;
+    if (atomic_fetch_add(&bytes_in_use, bytes) + bytes > cap && !past_cap) {
+        atomic_fetch_sub(&bytes_in_use, bytes);
+        return NULL;
+    }
+    sp__chunk *c = sp__alloc(bytes);
+    if (!c) {
+        atomic_fetch_sub(&bytes_in_use, bytes);
+        return NULL;
+    }
+    c->bytes = bytes;
+    c->cap = (bytes - sizeof *c) / sizeof(sp__word);
+    prefault(c);
+    return c;
+}
+
+static sp__chunk *acquire(size_t bytes, int past_cap)
 {
     sp__chunk *c = NULL;
     if (bytes == SP__CHUNK_MAX_BYTES) c = pool_pop();
-    if (!c) {
-        size_t cap = atomic_load(&cap_bytes);
-        if (atomic_load(&bytes_in_use) + bytes > cap) return NULL;
-        if (atomic_fetch_add(&bytes_in_use, bytes) + bytes > cap) {
-            atomic_fetch_sub(&bytes_in_use, bytes);
-            return NULL;
-        }
-        c = sp__alloc(bytes);
-        if (!c) {
-            atomic_fetch_sub(&bytes_in_use, bytes);
-            return NULL;
-        }
-        c->bytes = bytes;
-        c->cap = (bytes - sizeof *c) / sizeof(sp__word);
-        prefault(c);
-    }
+    if (!c) c = new_chunk(bytes, past_cap);
+    if (!c) return NULL;
     atomic_store_explicit(&c->next, NULL, memory_order_relaxed);
     atomic_store_explicit(&c->sealed_end, NULL, memory_order_relaxed);
     return c;
 }
+
+sp__chunk *sp__chunk_acquire(size_t bytes) { return acquire(bytes, 0); }
+
+sp__chunk *sp__chunk_acquire_past_cap(size_t bytes) { return acquire(bytes, 1); }
 
 void sp__chunk_release(sp__chunk *c)
 {

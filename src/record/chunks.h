@@ -14,6 +14,11 @@ size_t sp__chunk_next_bytes(const sp__chunk *cur);
  * exceeded or memory is short. */
 sp__chunk *sp__chunk_acquire(size_t bytes);
 
+/* The same without the cap (counted in it all the same, so that nothing
+ * else is taken until it is released): for ProfileStep ranges, which are
+ * never dropped at the cap. NULL if memory is short. */
+sp__chunk *sp__chunk_acquire_past_cap(size_t bytes);
+
 /* Returns a chunk to the pool (1 MiB) or frees it. Stub chunks are ignored. */
 void sp__chunk_release(sp__chunk *c);
 

@@ -132,7 +132,7 @@ void sp__dump_thread_section(sp__dump_writer *w, const sp__tbuf *tb, int with_co
     t.tid = tb->tid;
     t.base_ticks = tb->read_ticks;
     if (with_counts) {
-        t.dropped = atomic_load_explicit(&tb->dropped, memory_order_relaxed) - tb->dropped_seen +
+        t.dropped = sp__tbuf_dropped(tb) - tb->dropped_seen +
                     atomic_load_explicit(&tb->overwritten, memory_order_relaxed);
         t.misuse = atomic_load_explicit(&tb->misuse, memory_order_relaxed) - tb->misuse_seen;
     }

@@ -88,8 +88,11 @@ static inline uint64_t sp__event_ticks(const sp__word *w, uint64_t prev)
     return t < prev ? t + SP__REC_END_TICKS_MASK + 1 : t;
 }
 
-/* Words reserved at the end of each chunk for ends of ranges already begun,
- * so that reaching the memory cap never splits a kept range. */
+/* Words every chunk keeps free behind the fast path's limit, for the ends of
+ * the ranges open when a fast-path begin is written: the fast path takes
+ * begins only while fewer than this many are open, and the slow path asks
+ * for room for every end (record.c), so reaching the memory cap never drops
+ * the end of a kept range. */
 #define SP__END_RESERVE 128
 
 typedef struct sp__chunk {
@@ -113,6 +116,9 @@ typedef struct sp__tbuf {
     int reader_open;        /* a Dataloader range is being timed (reader.c) */
     _Atomic uint64_t dropped; /* events dropped at the cap (writer stores only) */
     _Atomic uint64_t misuse;  /* bad arguments seen on the hot path */
+    /* Events dropped because their call interrupted a recording call of the
+     * thread (a signal handler that records); added by those calls only. */
+    _Atomic uint64_t nested;
 
     /* Collector side. */
     sp__chunk *head;        /* oldest chunk not yet recycled */
@@ -137,6 +143,13 @@ typedef struct sp__tbuf {
     struct sp__tbuf *next_thread;
 } sp__tbuf;
 
+/* Events of tb dropped so far: at the cap, and as nested calls. */
+static inline uint64_t sp__tbuf_dropped(const sp__tbuf *tb)
+{
+    return atomic_load_explicit(&tb->dropped, memory_order_relaxed) +
+           atomic_load_explicit(&tb->nested, memory_order_relaxed);
+}
+
 /* Whether p lies in chunk c, its end included (a position one past a
  * chunk's last word is still that chunk's). */
 static inline int sp__in_chunk(const sp__chunk *c, const sp__word *p)
@@ -150,6 +163,15 @@ static inline int sp__in_chunk(const sp__chunk *c, const sp__word *p)
  * event before the run, for sp__event_ticks. */
 typedef void (*sp__drain_fn)(void *ctx, sp__tbuf *thread, const sp__word *words, size_t n,
                              uint64_t ticks);
+
+/* Notes that the buffers were drained at `ticks` (threads.c): a span
+ * starts after it, so sp_range_add counts a range that begins before it as
+ * misuse. */
+void sp__record_mark_drained(uint64_t ticks);
+
+/* Tests: called in the middle of each chunk switch, where the thread is
+ * between two chunks (a signal raised there finds the worst moment). */
+extern void (*sp__record_switch_hook)(void);
 
 /* Sets the cap on chunk memory over all threads (bytes). */
 void sp__record_set_cap(size_t cap_bytes);

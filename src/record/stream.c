@@ -2,7 +2,8 @@
  * While a span is recorded, a background thread wakes every
  * SP__STREAM_PERIOD_MS and appends to a streamed dump at the crash path what
  * each recording thread published since the previous pass: a THREAD section
- * the first time a thread is seen, MORE sections with its new whole events,
+ * the first time a thread is seen, MORE sections with its new whole events
+ * (or with its counts alone, when they moved without new events),
  * NAME sections for static name pointers not written before, then a FLUSH
  * section and fsync. After a SIGKILL the file therefore holds every event
  * published before the last finished pass. profiler.c starts it when a span
@@ -48,6 +49,7 @@ typedef struct seen_thread {
     sp__tbuf *tb;
     sp__chunk *chunk; /* the chunk holding `pos` */
     sp__word *pos;    /* the first word not yet written */
+    uint64_t dropped, misuse; /* the counts the file holds for it */
 } seen_thread;
 
 static pthread_mutex_t pass_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -156,6 +158,7 @@ static void see_new_threads(void)
         seen_thread *s = &seen[--i];
         s->tb = tb;
         s->pos = tb->read;
+        s->dropped = s->misuse = 0; /* as its THREAD section says */
         s->chunk = tb->head;
         while (s->chunk && !sp__in_chunk(s->chunk, s->pos))
             s->chunk = atomic_load_explicit(&s->chunk->next, memory_order_acquire);
@@ -179,19 +182,27 @@ void sp__stream_forget_chunk(const sp__tbuf *tb, const sp__chunk *chunk, sp__chu
     pthread_mutex_unlock(&cursor_lock);
 }
 
-static void put_more(size_t index, const sp__word *from, const sp__word *stop)
+/* The thread's counts in the span so far, in a MORE head. */
+static void more_head(size_t index, sp__dump_more *m)
 {
     const sp__tbuf *tb = seen[index].tb;
-    sp__dump_more m;
-    m.thread = index;
-    m.dropped = atomic_load_explicit(&tb->dropped, memory_order_relaxed) - tb->dropped_seen +
-                atomic_load_explicit(&tb->overwritten, memory_order_relaxed);
-    m.misuse = atomic_load_explicit(&tb->misuse, memory_order_relaxed) - tb->misuse_seen;
-    size_t bytes = (size_t)(stop - from) * sizeof(sp__word);
-    sp__dump_section(&out, SP__DUMP_MORE, sizeof m + bytes);
-    sp__dump_put(&out, &m, sizeof m);
-    sp__dump_put(&out, from, bytes);
-    put_new_names(from, stop);
+    m->thread = index;
+    m->dropped = sp__tbuf_dropped(tb) - tb->dropped_seen +
+                 atomic_load_explicit(&tb->overwritten, memory_order_relaxed);
+    m->misuse = atomic_load_explicit(&tb->misuse, memory_order_relaxed) - tb->misuse_seen;
+}
+
+/* A MORE section: the head, then the words from `from` to `stop` (none for
+ * a section that only brings the counts up to date). */
+static void put_more(size_t index, const sp__dump_more *m, const sp__word *from, const sp__word *stop)
+{
+    size_t bytes = from ? (size_t)(stop - from) * sizeof(sp__word) : 0;
+    sp__dump_section(&out, SP__DUMP_MORE, sizeof *m + bytes);
+    sp__dump_put(&out, m, sizeof *m);
+    if (bytes) sp__dump_put(&out, from, bytes);
+    seen[index].dropped = m->dropped;
+    seen[index].misuse = m->misuse;
+    if (bytes) put_new_names(from, stop);
 }
 
 /* Copies what the thread's cursor chunk holds past the cursor, up to
@@ -204,7 +215,11 @@ static int put_chunk_news(size_t index, sp__word *published)
     int last = sp__in_chunk(s->chunk, published);
     sp__word *stop = last ? published : atomic_load_explicit(&s->chunk->sealed_end, memory_order_acquire);
     if (!stop || !sp__in_chunk(s->chunk, stop) || stop < s->pos) return 0;
-    if (stop > s->pos) put_more(index, s->pos, stop);
+    if (stop > s->pos) {
+        sp__dump_more m;
+        more_head(index, &m);
+        put_more(index, &m, s->pos, stop);
+    }
     s->pos = stop;
     if (last) return 0;
     sp__chunk *next = atomic_load_explicit(&s->chunk->next, memory_order_acquire);
@@ -215,7 +230,9 @@ static int put_chunk_news(size_t index, sp__word *published)
 }
 
 /* Writes what one thread published since its last pass, chunk by chunk,
- * letting ring takes in between chunks. */
+ * letting ring takes in between chunks; then, if its counts moved without
+ * new words (a thread dropping at the cap publishes none), a MORE section
+ * with no words, so that a SIGKILL loses at most a period of drops too. */
 static void put_thread_news(size_t index)
 {
     pthread_mutex_lock(&cursor_lock);
@@ -227,6 +244,10 @@ static void put_thread_news(size_t index)
         more = put_chunk_news(index, published);
         pthread_mutex_unlock(&cursor_lock);
     }
+    sp__dump_more m;
+    more_head(index, &m);
+    if (m.dropped != seen[index].dropped || m.misuse != seen[index].misuse)
+        put_more(index, &m, NULL, NULL);
 }
 
 static void put_flush(void)

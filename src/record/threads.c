@@ -159,12 +159,13 @@ void sp__record_drain(uint64_t end_ticks, sp__drain_fn fn, void *ctx, uint64_t *
     uint64_t total_dropped = 0, total_misuse = 0;
     lock_registry();
     atomic_store_explicit(&draining, 1, memory_order_relaxed);
+    sp__record_mark_drained(sp__ticks());
     sp__tbuf **link = &registry;
     while (*link) {
         sp__tbuf *tb = *link;
         int exited = atomic_load_explicit(&tb->exited, memory_order_acquire);
         if (!exited) read_thread_name(tb->tid, tb->name, sizeof tb->name);
-        uint64_t d = atomic_load_explicit(&tb->dropped, memory_order_relaxed);
+        uint64_t d = sp__tbuf_dropped(tb);
         uint64_t m = atomic_load_explicit(&tb->misuse, memory_order_relaxed);
         tb->span_dropped = d - tb->dropped_seen +
                            atomic_exchange_explicit(&tb->overwritten, 0, memory_order_relaxed);

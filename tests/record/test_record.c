@@ -351,6 +351,78 @@ static void test_record_million_events_two_threads_exact_drops(void)
     million_events((size_t)8 << 20, 1);
 }
 
+typedef struct added {
+    const char *name;
+    uint64_t begin, end;
+} added;
+
+static void *add_one(void *arg)
+{
+    const added *a = arg;
+    sp_range_add(SP_EVENT_USER_DEFINED, a->name, strlen(a->name), a->begin, a->end);
+    return NULL;
+}
+
+/* sp_range_add with ticks no span can hold: before the span's start (0
+ * included), far ahead of the clock (UINT64_MAX, INT64_MAX), or an end before
+ * the begin. Each call counts one misuse; the range is kept, moved inside
+ * what the span can hold, and the trace is valid. Each range is added on a
+ * thread of its own: moved, they overlap each other partially. */
+static void test_record_added_range_extreme_ticks(void)
+{
+    uint64_t before_start = sp_clock_ticks();
+    sp_profiler *p = begin_profiling(0);
+    uint64_t t0 = sp_clock_ticks(), t1 = sp_clock_ticks();
+    static const struct {
+        const char *name;
+        int bad;
+    } cases[] = {{"fine", 0},         {"zero begin", 1},     {"zero both", 1},    {"max both", 1},
+                 {"int64 max", 1},    {"one to max", 1},     {"backwards", 1},    {"before start", 1},
+                 {"far after", 1}};
+    uint64_t ticks[][2] = {{t0, t1},
+                           {0, t1},
+                           {0, 0},
+                           {UINT64_MAX, UINT64_MAX},
+                           {INT64_MAX, INT64_MAX},
+                           {1, UINT64_MAX},
+                           {t1, t0 - 1},
+                           {before_start, t1},
+                           {t0, t1 + (UINT64_C(1) << 40)}};
+    enum { CASES = sizeof cases / sizeof cases[0] };
+    int bad = 0;
+    for (int i = 0; i < CASES; i++) {
+        added a = {cases[i].name, ticks[i][0], ticks[i][1]};
+        pthread_t t;
+        pthread_create(&t, NULL, add_one, &a);
+        pthread_join(t, NULL);
+        bad += cases[i].bad;
+    }
+    const sp_result *r = end_profiling(p);
+    CHECK_U64_EQ(bad, sp_result_counter(r, SP_COUNTER_MISUSE));
+    int64_t span_start, span_end;
+    sp_result_span(r, &span_start, &span_end);
+    CHECK_EQ(CASES, total_events(r));
+    sp_event_info e;
+    for (size_t t = 0; t < sp_result_thread_count(r); t++)
+        for (size_t i = 0; sp_result_event(r, t, i, &e) == SP_OK; i++) {
+            if (e.type == SP_EVENT_PROFILE_STEP) continue;
+            CHECK(e.start_ns <= e.end_ns);
+            CHECK(e.start_ns >= span_start - 1000000000); /* the drain before the start */
+            CHECK(e.end_ns <= span_end);
+        }
+    char path[] = "/tmp/stepprof-extreme-XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    CHECK(fd >= 0);
+    close(fd);
+    CHECK_OK(sp_profiler_export(p, path, SP_FORMAT_JSON));
+    char check[1024];
+    snprintf(check, sizeof check, "%s -B %s/tests/trace/tracecheck.py %s >/dev/null", SP_PYTHON,
+             SP_SOURCE_DIR, path);
+    CHECK_EQ(0, system(check));
+    unlink(path);
+    sp_profiler_destroy(p);
+}
+
 /* A range costs 24 bytes of buffer (a 2-word begin, a 1-word end), so a cap
  * holds more than cap/28 of them even with chunk headers and end reserves;
  * at 32 bytes per range it could not. */
@@ -397,6 +469,7 @@ int main(void)
     RUN_TEST(test_record_bad_type_and_null_name);
     RUN_TEST(test_record_instants_counters_and_added_ranges);
     RUN_TEST(test_record_added_range_encloses_earlier_ranges);
+    RUN_TEST(test_record_added_range_extreme_ticks);
     RUN_TEST(test_record_threads_that_exit_during_the_span);
     RUN_TEST(test_record_cap_drops_are_exact_one_thread);
     RUN_TEST(test_record_cap_drops_are_exact_two_threads);
