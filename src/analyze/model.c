@@ -210,6 +210,12 @@ static int clip_to_steps(sp__model *m) {
       const sp__event *e = &tm->thread->events[tm->nodes[k].event];
       if (e->type >= SP_EVENT_TYPE_COUNT || !recount[e->type])
         continue;
+      /* A range cut at step edges always lies partly in a step (one side of
+       * each cut is inside one), so it counts once, by its first piece. */
+      if (e->flags & SP_EVENT_FLAG_SPLIT) {
+        m->calls[e->type] += !(e->flags & SP_EVENT_FLAG_SPLIT_CONT);
+        continue;
+      }
       int counts;
       sp__model_in_steps(m, e->start_ns, e->end_ns, &counts);
       m->calls[e->type] += counts;
