@@ -70,7 +70,8 @@ static void test_handlers_rank_padding_follows_world_size(void)
         {"0", "1", "_rank0_"},     {"3", "10", "_rank3_"},     {"9", "10", "_rank9_"},
         {"3", "11", "_rank03_"},   {"3", "100", "_rank03_"},   {"42", "100", "_rank42_"},
         {"3", "101", "_rank003_"}, {"3", "1000", "_rank003_"}, {"999", "1000", "_rank999_"},
-        {"7", "3", "_rank7_"}, /* a world size that cannot hold the rank becomes rank + 1 */
+        /* a world size that cannot hold the rank becomes rank + 1 */
+        {"7", "3", "_rank7_"},     {"10", "10", "_rank10_"},
     };
     static char text[1 << 16];
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

@@ -3,7 +3,8 @@
  * "[memory]" is Allocate or Free, "[reserved memory]" is ReservedAllocate
  * or ReservedFree (by the sign of Bytes), on the place that Device Type and
  * Device Id name, with their address, size, totals and running peaks; and a
- * result with all four kinds keeps them through a JSON save and load. */
+ * result with all four kinds keeps them through a JSON save and load; and
+ * \u escapes decode to UTF-8 of every length. */
 #include "fixture.h"
 #include "load.h"
 
@@ -114,11 +115,34 @@ static void test_load_json_memory_kinds_survive_a_save(void)
     sp_result_release(live);
 }
 
+/* \u escapes decode to UTF-8 of one, two, three and four bytes (json_lex.c). */
+static void test_load_json_unicode_escapes(void)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/escapes.json", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs("{\"traceEvents\":[\n"
+          "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\\u0041\\u00e9\\u07ff\\u0800\\u4e2d\\ud83d\\ude00\","
+          "\"pid\":5,\"tid\":7,\"ts\":1.000,\"dur\":2.000,\"args\":{\"Event Type\":\"Operator\"}}\n]}\n",
+          f);
+    fclose(f);
+    sp_result *r = NULL;
+    CHECK_OK(sp_result_load(path, NULL, &r));
+    if (!r) return;
+    sp_event_info e;
+    CHECK_OK(sp_result_event(r, 0, 0, &e));
+    CHECK_STR_EQ("aA\xc3\xa9\xdf\xbf\xe0\xa0\x80\xe4\xb8\xad\xf0\x9f\x98\x80", e.name);
+    sp_result_release(r);
+}
+
 int main(void)
 {
     CHECK(mkdtemp(dir) != NULL);
     RUN_TEST(test_load_json_memory_and_reserved_memory);
     RUN_TEST(test_load_json_memory_kinds_survive_a_save);
+    RUN_TEST(test_load_json_unicode_escapes);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
