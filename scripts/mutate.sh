@@ -144,8 +144,16 @@ EOF
 # ---- the scratch copy: synced, configured and built once ----
 echo "mutate: scratch copy in $SCRATCH"
 mkdir -p "$SCRATCH" || exit 2
-(cd "$SRC" && git ls-files -z -c -o --exclude-standard | tar --null -T - -cf -) |
-    (cd "$SCRATCH" && tar -xpf -) || { echo "mutate: cannot copy the tree" >&2; exit 2; }
+# Only files whose content differs are copied, and they get the time of the
+# copy: an older source time would hide the change from make, which would
+# keep objects built from the scratch copy's previous content.
+(cd "$SRC" && git ls-files -z -c -o --exclude-standard) | while IFS= read -r -d '' f; do
+    [ -f "$SRC/$f" ] || continue
+    if ! cmp -s "$SRC/$f" "$SCRATCH/$f"; then
+        mkdir -p "$(dirname "$SCRATCH/$f")" && cp "$SRC/$f" "$SCRATCH/$f" ||
+            { echo "mutate: cannot copy $f" >&2; exit 2; }
+    fi
+done || exit 2
 BUILD=$SCRATCH/build
 LOG=$SCRATCH/mutate-logs
 mkdir -p "$LOG"
