@@ -202,7 +202,7 @@ bench: build
 
 # Rewrites tests/golden/ from the current output; review `git diff tests/golden` before committing.
 golden: build
-	cd $(BUILD) && SP_UPDATE_GOLDEN=1 ctest -R summary --output-on-failure
+	cd $(BUILD) && SP_UPDATE_GOLDEN=1 ctest -R 'summary|pb_wire' --output-on-failure
 	git diff --stat -- tests/golden
 
 install: build

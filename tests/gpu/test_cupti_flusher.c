@@ -17,6 +17,7 @@ int main(void)
 #include "check.h"
 #include "cupti_load.h"
 
+#include <dirent.h>
 #include <stdatomic.h>
 #include <time.h>
 
@@ -55,12 +56,38 @@ static void test_cupti_flusher_restarts(void)
     CHECK(atomic_load(&flushes) >= 1);
 }
 
+/* The threads of this process (/proc/self/task), or -1. A thread shows up
+ * there as soon as pthread_create returns; only counts taken when no thread
+ * has just ended are compared, since an ended thread may linger a moment. */
+static int thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d) return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
 static void test_cupti_flusher_stop_without_start(void)
 {
+    atomic_store(&flushes, 0);
+    int before = thread_count();
+    CHECK(before >= 1);
+    sp__cupti_flusher_stop(); /* returns at once: nothing to join */
     sp__cupti_flusher_stop();
-    sp__cupti_flusher_stop();
+    CHECK_EQ(before, thread_count());
     sp__cupti_flusher_start(NULL); /* nothing to call: no thread */
+    CHECK_EQ(before, thread_count());
     sp__cupti_flusher_stop();
+    CHECK_EQ(before, thread_count());
+    CHECK_EQ(0, atomic_load(&flushes));
+    /* The harmless calls left it startable: one thread, which flushes. */
+    sp__cupti_flusher_start(count_flush);
+    CHECK_EQ(before + 1, thread_count());
+    wait_for_flush(1);
+    sp__cupti_flusher_stop();
+    CHECK(atomic_load(&flushes) >= 1);
 }
 
 int main(void)

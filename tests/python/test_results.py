@@ -93,14 +93,45 @@ def test_result_outlives_profiler_and_exports(tmp_path):
     assert any(e.get("name") == "matmul" for e in trace["traceEvents"])
 
 
+def _ranges(result):
+    """Every thread's events as (name, type, start_ns, end_ns), by tid."""
+    out = {}
+    for i, t in enumerate(result.threads):
+        evs = [(e.name, int(e.type), e.start_ns, e.end_ns) for e in result.events(i)]
+        out[t.tid] = evs
+    return out
+
+
 def test_profiler_export_formats():
     prof = _run()
     prof.export("plain.json")
     prof.export("auto.json.gz")  # gzip from the suffix
+    prof.export("tree.pb", "pb")
     with open("plain.json") as f:
-        json.load(f)
+        plain = json.load(f)
     with gzip.open("auto.json.gz") as f:
-        json.load(f)
+        zipped = json.load(f)
+    assert plain.pop("traceName") == "plain.json" and zipped.pop("traceName") == "auto.json.gz"
+    assert plain == zipped
+    live = _ranges(prof.get_result())
+    steps = [e for evs in live.values() for e in evs if e[1] == int(TracerEventType.ProfileStep)]
+    assert [e[0] for e in steps] == [f"ProfileStep#{i}" for i in range(4)]
+    assert sum(1 for evs in live.values() for e in evs if e[0] == "matmul") == 3
+    # The JSON holds one complete event per range, with the same names and
+    # the same step ranges (us with three decimals: exact ns).
+    xs = [e for e in plain["traceEvents"]
+          if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation")]
+    assert len(xs) == sum(len(evs) for evs in live.values())
+    assert sum(1 for e in xs if e["name"] == "matmul") == 3
+    base = plain["baseTimeNanoseconds"]
+    # torch's name for a step is ProfilerStep#N.
+    json_steps = sorted((e["name"].replace("ProfilerStep#", "ProfileStep#"), base + round(e["ts"] * 1000),
+                         base + round(e["ts"] * 1000) + round(e["dur"] * 1000))
+                        for e in xs if e["name"].startswith("ProfilerStep#"))
+    assert json_steps == sorted((e[0], e[2], e[3]) for e in steps)
+    # Each file loads back to the same events: names, types and times.
+    for path in ("plain.json", "auto.json.gz", "tree.pb"):
+        assert _ranges(profiler.load_profiler_result(path)) == live, path
 
 
 def test_tensorboard_handler_and_schedule():
