@@ -7,10 +7,23 @@ with the machine, the command, every figure, and issue 4's targets with each
 ratio and verdict. Figures are compared only with floors measured in the
 same run, because these machines are shared and noisy.
 
+A verdict is published only when it means something (verdict()):
+- a figure (its median, min or max) outside what the quantity can physically
+  be (PLAUSIBLE: a negative cost, a pair cheaper than its own clock reads) is
+  "invalid", never "met";
+- each benchmark's control figures (CONTROLS: the 2-thread arithmetic
+  control against its expected 1.0x, the floors' median against their
+  fastest trial) show whether the machine was contended while it ran; a
+  contended benchmark is run again, at most RETRIES more times, and if every
+  attempt was contended the run is marked unreliable and every timing
+  target gets "unreliable" instead of a verdict (sizes and memory ratios,
+  which no contention changes, keep theirs).
+
 Usage: bench/report.py [--build DIR] [--doc FILE] [--no-write]
 """
 import argparse
 import datetime
+import math
 import os
 import platform
 import re
@@ -81,8 +94,125 @@ CONTEXT = [
     ("torch_trace_overhead", "GPU: torch.profiler traced / untraced, x"),
 ]
 
+# What each target's figure can physically be, (lowest, highest): outside,
+# the measurement is broken (noise larger than the effect, a subtraction of
+# two noisy medians), whatever the limit says. Checked on the median and on
+# the min and max where the benchmark gives them.
+PLAUSIBLE = {
+    "record_pair_over_tsc2": (0.9, 1000.0),  # a pair reads the TSC twice itself
+    "closed_minus_empty_ns": (0.0, 1000.0),  # CLOSED does more than the empty loop
+    "amortized_ns_per_range": (0.0, 1e6),
+    "scaling_ratio_2t": (0.5, 100.0),
+    "bytes_per_range_event": (8.0, 1e4),  # at least the 8-byte timestamp
+    "rss_ratio_late_early": (0.5, 1e3),
+    "cost_ratio_late_early": (0.1, 1e3),
+    "result_bytes_per_event": (8.0, 1e5),
+    "stop_events_per_s": (1.0, 1e10),
+    "summary_events_per_s": (1.0, 1e10),
+    "json_events_per_s": (1.0, 1e10),
+    "json_bytes_per_event": (10.0, 1e5),  # the braces and keys alone
+    "protobuf_events_per_s": (1.0, 1e10),
+    "python_record_event_ns": (1.0, 1e7),  # a Python call costs more than 1 ns
+    "convert_peak_rss_over_event_data": (0.0, 1e4),
+}
+
+# Targets whose figure is a time or a rate: contention changes them, so a
+# contended run gives them no verdict. The others are sizes and ratios of
+# memory.
+TIMING = {"record_pair_over_tsc2", "closed_minus_empty_ns", "amortized_ns_per_range",
+          "scaling_ratio_2t", "cost_ratio_late_early", "stop_events_per_s",
+          "summary_events_per_s", "json_events_per_s", "protobuf_events_per_s",
+          "python_record_event_ns"}
+
+# Control figures per benchmark program: (metric, kind, limit, what it is).
+# "ratio": the median must lie within limit of 1.0 (an arithmetic control
+# that should not slow down at all); "spread": the median must be within
+# limit times the fastest trial (half the trials slowed means the floor
+# itself was contended); "floor_above": the median must exceed the metric
+# named by limit (a floor under the empty loop was not measured).
+CONTROLS = {
+    "bench_scaling": [("control_ratio_2t", "ratio", 0.15,
+                       "2-thread control (pure arithmetic), expected 1.00x")],
+    "bench_record": [("empty_loop_ns", "spread", 1.25, "empty-loop floor, median / fastest trial"),
+                     ("tsc2_loop_ns", "spread", 1.25, "two-rdtsc floor, median / fastest trial"),
+                     ("tsc2_loop_ns", "floor_above", "empty_loop_ns",
+                      "two-rdtsc floor above the empty loop")],
+}
+RETRIES = 2  # runs of a contended benchmark after the first
+
 NUMBER = r"([-+0-9.eE]+)"
 METRIC = re.compile(r"^metric (\S+) (\S+) (\S+)(?: .*?min " + NUMBER + r".*?max " + NUMBER + ")?")
+
+
+def contention(prog, metrics):
+    """The control figures of benchmark prog that show contention: a list of
+    sentences (empty: the run looks clean, or prog has no control). A
+    control that is missing counts as contended: nothing vouches for the
+    run."""
+    found = []
+    for name, kind, limit, what in CONTROLS.get(prog, []):
+        if name not in metrics:
+            found.append(f"{what}: not measured")
+            continue
+        v, _, lo, _ = metrics[name]
+        if kind == "ratio" and not abs(v - 1.0) <= limit:
+            found.append(f"{what}: {v:.2f}x")
+        elif kind == "spread" and not (lo is not None and lo > 0 and v <= lo * limit):
+            found.append(f"{what}: {v:.3g} vs fastest {lo if lo is not None else '?'}"
+                         f" (limit {limit:.2f}x)")
+        elif kind == "floor_above":
+            other = metrics.get(limit)
+            if other is None or not v > other[0]:
+                found.append(f"{what}: {v:.3g} vs {other[0] if other else '?'}")
+    return found
+
+
+def plausible(name, value, lo=None, hi=None):
+    """None if the figure can be what its target measures, else why not."""
+    low, high = PLAUSIBLE.get(name, (0.0, math.inf))
+    for label, x in (("median", value), ("min", lo), ("max", hi)):
+        if x is None:
+            continue
+        if not math.isfinite(x) or x < low or x > high:
+            return f"{label} {x:.6g} is outside what it can be [{low:g}, {high:g}]"
+    return None
+
+
+def verdict(name, op, limit, metrics, contended):
+    """(status, why) of one target: "n/a" (not measured), "invalid" (an
+    impossible figure), "unreliable" (a timing figure of a contended run),
+    else "met" or "missed". Pure: no clock, no I/O."""
+    if name not in metrics:
+        return "n/a", "not measured"
+    value, _, lo, hi = metrics[name]
+    why = plausible(name, value, lo, hi)
+    if why:
+        return "invalid", why
+    if name in TIMING and contended:
+        return "unreliable", "measured on a contended machine"
+    ok = value <= limit if op == "<=" else value >= limit
+    return ("met" if ok else "missed"), ""
+
+
+def measure(prog, cmd, metrics, notes, runner=None, retries=RETRIES):
+    """Runs one benchmark, and again (at most retries times) while its
+    controls show contention. Its figures from the last attempt go into
+    metrics. Returns the contention still seen (empty when clean)."""
+    runner = runner or run
+    found = []
+    for attempt in range(retries + 1):
+        got = {}
+        runner(cmd, got, notes)
+        found = contention(prog, got)
+        metrics.update(got)
+        if not found:
+            if attempt:
+                notes.append(f"{prog}: contended at first, clean on attempt {attempt + 1}")
+            return []
+        print(f"== {prog}: contended ({'; '.join(found)}); "
+              f"{'measuring again' if attempt < retries else 'giving up'}", flush=True)
+    notes.append(f"{prog}: contended in all {retries + 1} attempts: {'; '.join(found)}")
+    return found
 
 
 def run(cmd, metrics, notes):
@@ -148,19 +278,26 @@ def show(fmt, value):
     return fmt.format(value / 1e6 if "M/s" in fmt else value)
 
 
-def render(metrics, notes, seconds):
+def render(metrics, notes, seconds, contended=(), where=None):
     today = datetime.date.today().isoformat()
-    out = [BEGIN, "", f"Measured {today} by `make bench` ({seconds:.0f} s), on: {machine()}.", ""]
+    out = [BEGIN, "", f"Measured {today} by `make bench` ({seconds:.0f} s), on: "
+                      f"{where if where is not None else machine()}.", ""]
+    if contended:
+        out += ["**This run is unreliable**: the machine was contended (" + "; ".join(contended) +
+                "), so its timing targets carry no verdict. Run `make bench` again on an idle "
+                "machine.", ""]
     out += ["| issue 4 target | measured | status |", "|---|---:|---|"]
     for name, op, limit, what, fmt in TARGETS:
-        if name not in metrics:
+        status, why = verdict(name, op, limit, metrics, bool(contended))
+        if status == "n/a":
             out.append(f"| {what} | not measured | n/a |")
             continue
         v = metrics[name][0]
-        ok = v <= limit if op == "<=" else v >= limit
         ratio = v / limit if limit else float("nan")
-        out.append(f"| {what} | {show(fmt, v)} ({ratio:.2f}x the limit) | "
-                   f"{'met' if ok else '**missed**'} |")
+        figure = show(fmt, v) if math.isfinite(v) else str(v)
+        cell = {"met": "met", "missed": "**missed**", "invalid": f"**invalid**: {why}",
+                "unreliable": "unreliable (contended)"}[status]
+        out.append(f"| {what} | {figure} ({ratio:.2f}x the limit) | {cell} |")
     out += ["", "| figure | median | min | max |", "|---|---:|---:|---:|"]
     for name, label in CONTEXT:
         if name not in metrics:
@@ -194,11 +331,11 @@ def main():
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     start = datetime.datetime.now()
-    metrics, notes = {}, []
+    metrics, notes, contended = {}, [], []
     for prog in ["bench_record", "bench_scaling", "bench_export", "bench_summary", "bench_convert"]:
         path = os.path.join(args.build, "bench", prog)
         if os.path.exists(path):
-            run([path], metrics, notes)
+            contended += [f"{prog}: {c}" for c in measure(prog, [path], metrics, notes)]
         else:
             notes.append(f"{path} is not built")
     gpu = os.path.join(args.build, "bench", "bench_gpu")
@@ -213,7 +350,7 @@ def main():
     else:
         notes.append(f"{venv_python} missing: the Python package is not installed (make test-python)")
     seconds = (datetime.datetime.now() - start).total_seconds()
-    block = render(metrics, notes, seconds)
+    block = render(metrics, notes, seconds, contended)
     print("\n" + block)
     if not args.no_write:
         write(args.doc, block)

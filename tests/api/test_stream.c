@@ -9,9 +9,10 @@
  * timing: the file loads after the kill, each thread's events are its own,
  * named, in order, and at least as many as were counted before the wait.
  * The wait itself (how long the file lagged behind the recording threads)
- * is the streaming period plus scheduling; it is printed, and checked
- * against a bound of 5 s that only a stream that stopped streaming misses,
- * even on a loaded 2-core machine under ASan.
+ * is the streaming period plus scheduling; it is printed, never compared
+ * with a time: a stream that stopped streaming never catches up, and the
+ * wait gives up only at CATCH_UP_S, near ctest's 300 s timeout, far above
+ * any scheduling delay (a 5 s bound here could fail on a loaded machine).
  *
  * The other cases run in one process, calling sp__stream_flush for the
  * passes: a file cut at every byte offset of its last pass loads the passes
@@ -157,6 +158,8 @@ static int leftovers(int sweep)
     return n;
 }
 
+enum { CATCH_UP_S = 240 };
+
 static void test_stream_sigkill_loses_at_most_the_last_pass(void)
 {
     snprintf(dump_path, sizeof dump_path, "%s/killed.spdump", dir);
@@ -175,7 +178,7 @@ static void test_stream_sigkill_loses_at_most_the_last_pass(void)
     long before[2] = {atomic_load(&sh->count[0]), atomic_load(&sh->count[1])};
     double t0 = now_s(), lag = -1;
     long got[2];
-    while (now_s() - t0 < 10) {
+    while (now_s() - t0 < CATCH_UP_S) {
         if (count_ticks(got, 0) == 0 && got[0] >= before[0] && got[1] >= before[1]) {
             lag = now_s() - t0;
             break;
@@ -192,7 +195,7 @@ static void test_stream_sigkill_loses_at_most_the_last_pass(void)
         CHECK(got[i] >= before[i]);
         CHECK(got[i] <= after[i]);
     }
-    CHECK(lag >= 0 && lag < 5);
+    CHECK(lag >= 0); /* it caught up: the stream kept streaming */
     printf("recorded %ld + %ld before the wait, %ld + %ld at the kill; loaded %ld + %ld (lost "
            "%ld + %ld); the file caught up after %.3f s\n",
            before[0], before[1], after[0], after[1], got[0], got[1], after[0] - got[0],

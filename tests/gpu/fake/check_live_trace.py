@@ -16,11 +16,20 @@ Scenarios and what they check:
     GPU time; the noisy cudaGetDevice was disabled in CUPTI and is absent;
     no counter is non-zero but cupti_dropped, which is 7 in cupti_dropped.
     realtime_clock runs without stepprof's timestamp callback.
-  clock_skew: the same without the callback and with CUPTI's clock 2 ms
-    ahead of the host's: the calls and kernels are held against their ranges
-    2 ms earlier, but External ids and gpu_user_annotations must follow the
-    ranges that made the calls (their external correlation ids, not their
-    times), and clock_mismatch counts every call.
+  clock_skew: the same without the callback and with CUPTI's clock ahead of
+    the host's by more than the steps took (live_gpu prints the skew): the
+    calls and kernels are held against their ranges that much earlier, but
+    External ids and gpu_user_annotations must follow the ranges that made
+    the calls (their external correlation ids, not their times), and
+    clock_mismatch counts every call.
+
+No check depends on how fast the machine ran: the range that made a call is
+found by its name and step (live_gpu prints both), never by time; where
+CUPTI's clock is not stepprof's (realtime_clock, clock_skew), times are held
+against ranges with a slack that bounds how far two clocks read in order may
+disagree (SLACK_NS plus 10% of the span, above chrony's fastest slew), and
+clock_mismatch and straddling_runtime must be what the trace's own times
+give under attribute.c's rule.
   refuse_multiple, refuse_privileges, old_version, no_device: one warning
     line with the reason, the CPU still recorded, no GPU event.
   pool_full: records kept plus discarded_records equal the records emitted,
@@ -62,14 +71,14 @@ DEVICE_PROPS = {"id": 0, "name": "stepprof fake GPU", "totalGlobalMem": 80 << 30
                 "maxThreadsPerMultiprocessor": 2048, "regsPerBlock": 65536, "warpSize": 32,
                 "sharedMemPerBlock": 48 << 10, "numSms": 132, "regsPerMultiprocessor": 65536,
                 "sharedMemPerBlockOptin": 227 << 10, "sharedMemPerMultiprocessor": 228 << 10}
-# How far apart two times read in order may land. JSON times are us with 3
-# decimals, so a rounding each; with stepprof's timestamp callback host and
-# GPU times come from one clock, else CUPTI's CLOCK_REALTIME is set against
-# host ticks mapped to CLOCK_REALTIME, which may disagree by a few hundred ns.
-SLACK_NS = {"realtime_clock": 1000, "clock_skew": 1000}
-# How far ahead CUPTI's clock runs (FAKE_CUPTI_REALTIME_OFFSET_NS in CMake).
-SKEW_NS = {"clock_skew": 2000000}
-skew_ns = 0
+# How far apart two times read in order may land. JSON times are exact ns
+# (us with 3 decimals); with stepprof's timestamp callback host and GPU times
+# come from one clock, else CUPTI's CLOCK_REALTIME is set against host ticks
+# mapped to CLOCK_REALTIME (by MONOTONIC_RAW's rate), which may disagree by
+# the width of a sync bracket plus the slew of CLOCK_REALTIME over the span:
+# main() adds 10% of the span, above chrony's fastest slew (8.3%).
+SLACK_NS = {"realtime_clock": 20000, "clock_skew": 20000}
+skew_ns = 0  # how far ahead CUPTI's clock ran: live_gpu's skew_ns figure
 slack_ns = 2
 
 
@@ -103,14 +112,24 @@ def on_host(e):
     return dict(e, ts=e["ts"] - skew_ns / 1000.0)
 
 
-def ranges_around(hosts, rt):
-    """The host ranges of rt's thread around it: those that hold it within
-    rounding, or else within the slack between clocks (which may reach into
-    the neighbouring range)."""
-    mine = [h for h in hosts if h["tid"] == rt["tid"] and h["pid"] == rt["pid"] and
-            not h["name"].startswith("ProfilerStep")]
-    rt = on_host(rt)
-    return [h for h in mine if inside(rt, h, 2)] or [h for h in mine if inside(rt, h)]
+def by_step(hosts, cat):
+    """Host ranges of one category by name, each list in start order: the
+    i-th "Forward" is step i's (one thread, one clock: order is exact)."""
+    out = {}
+    for h in sorted((h for h in hosts if h["cat"] == cat), key=lambda h: ns(h["ts"])):
+        out.setdefault(h["name"], []).append(h)
+    return out
+
+
+def expected_clock_counters(named, rt):
+    """attribute.c's rule for a call whose external id names range `named`:
+    clock_mismatch when the range does not hold the call's start (on the
+    trace's time line, whatever clock stamped it), else straddling_runtime
+    when the call ends after the range. Returns (mismatch, straddling)."""
+    (a, b), (c, d) = span(rt), span(named)
+    if not (c <= a < d):
+        return 1, 0
+    return 0, int(b > d)
 
 
 def parse_output(text):
@@ -208,10 +227,12 @@ def check_live(check, trace, fig, launches, summary, scenario):
           f"{fig['noisy']} noisy calls, {fig['disabled_cbids']} cbids disabled")
 
     hosts = [e for e in events if e.get("ph") == "X" and e.get("cat") in ("user_annotation", "cpu_op")]
+    users, ops = by_step(hosts, "user_annotation"), by_step(hosts, "cpu_op")
     annotations = [e for e in events if e.get("cat") == "gpu_user_annotation"]
     bad = []
+    mismatch = straddling = 0
     for x in launches:
-        where = f"{x['kind']} {x['name']} corr={x['corr']}"
+        where = f"{x['kind']} {x['name']} corr={x['corr']} step={x['step']}"
         devs, rts = device.get(x["corr"], []), runtime.get(x["corr"], [])
         if len(devs) != 1 or len(rts) != 1:
             bad.append(f"{where}: {len(devs)} device records, {len(rts)} API calls, want 1 and 1")
@@ -228,30 +249,37 @@ def check_live(check, trace, fig, launches, summary, scenario):
             bad.append(f"{where}: lasts {d['dur']} us, it spun {fig['spin_ns']} ns")
         if span(d)[0] + 2 < span(rt)[0]:  # both on CUPTI's clock
             bad.append(f"{where}: runs at {d['ts']}, before its launch at {rt['ts']}")
-        # The innermost range around the call on its thread is the one that made it.
-        around = ranges_around(hosts, rt)
-        users = [h for h in around if h["cat"] == "user_annotation"]
-        user = min(users, key=lambda h: ns(h["dur"])) if users else None
-        if not user or user["name"] != x["range"]:
-            bad.append(f"{where}: called inside {user and user['name']!r}, launched in {x['range']!r}")
+        # The range that made the call: by name and step, never by time.
+        step = int(x["step"])
+        mine = users.get(x["range"], [])
+        user = mine[step] if step < len(mine) else None
+        if user is None:
+            bad.append(f"{where}: no host range {x['range']!r} of step {step}")
             continue
-        if not inside(on_host(d), user):
-            bad.append(f"{where}: runs at [{d['ts']}, +{d['dur']}] outside its {x['range']} "
-                       f"[{user['ts']}, +{user['dur']}]: host and GPU times disagree")
-        ops = [h for h in around if h["cat"] == "cpu_op"]
+        if (rt["pid"], rt["tid"]) != (user["pid"], user["tid"]):
+            bad.append(f"{where}: called on thread {rt['tid']}, its {x['range']} is on {user['tid']}")
+        # One time line: the call and its work lie in the range (host clock).
+        for what, e in (("called", rt), ("runs", d)):
+            if not inside(on_host(e), user):
+                bad.append(f"{where}: {what} at [{e['ts']}, +{e['dur']}] (skew {skew_ns} ns) outside "
+                           f"its {x['range']} [{user['ts']}, +{user['dur']}]: host and GPU times disagree")
         ext = (d.get("args") or {}).get("External id")
+        op = None
         if x["op"] != "-":
-            op = min(ops, key=lambda h: ns(h["dur"])) if ops else None
-            if not op or op["name"] != x["op"]:
-                bad.append(f"{where}: called inside op {op and op['name']!r}, launched in {x['op']!r}")
+            mine_ops = ops.get(x["op"], [])
+            op = mine_ops[step] if step < len(mine_ops) else None
+            if op is None:
+                bad.append(f"{where}: no op {x['op']!r} of step {step}")
             elif ext != op["args"]["External id"] or rt["args"].get("External id") != ext:
                 bad.append(f"{where}: External id {ext} (call: {rt['args'].get('External id')}), "
                            f"its {x['op']} has {op['args']['External id']}")
-        elif ext is not None:
+        elif ext is not None or rt["args"].get("External id") is not None:
             bad.append(f"{where}: External id {ext}, but it was launched outside any Operator")
+        m, st = expected_clock_counters(op or user, rt)
+        mismatch, straddling = mismatch + m, straddling + st
         if x["kind"] == "kernel":
             ann = [a for a in annotations if a["args"].get("External id") ==
-                   user["args"]["External id"] and a["name"] == x["range"] and inside(d, a) and
+                   user["args"]["External id"] and a["name"] == x["range"] and inside(d, a, 2) and
                    (a["pid"], a["tid"]) == (d["pid"], d["tid"])]
             if len(ann) != 1:
                 bad.append(f"{where}: {len(ann)} gpu_user_annotation {x['range']!r} around it, want 1")
@@ -267,11 +295,21 @@ def check_live(check, trace, fig, launches, summary, scenario):
           f"cupti_dropped is {counters.get('cupti_dropped')} in the trace, {fig['cupti_dropped']} "
           f"in the result, want {want_dropped}")
     calls = fig["kernels"] + fig["memcpys"] + fig["memsets"]
-    want_mismatch = calls if skew_ns else 0
-    check(counters.get("clock_mismatch") == want_mismatch and fig["clock_mismatch"] == want_mismatch,
-          f"clock_mismatch is {counters.get('clock_mismatch')} in the trace, {fig['clock_mismatch']} "
-          f"in the result, want {want_mismatch}")
-    others = {k: v for k, v in counters.items() if k not in ("cupti_dropped", "clock_mismatch") and v}
+    # One clock: every call lies in its range. A skew longer than the steps:
+    # every call lands after its range. CLOCK_REALTIME alone: what the times
+    # in the trace give.
+    if scenario == "clock_skew":
+        check(mismatch == calls and straddling == 0,
+              f"the trace puts all {calls} calls outside their ranges: {mismatch} outside, "
+              f"{straddling} straddling")
+    elif scenario != "realtime_clock":
+        check(mismatch == 0 and straddling == 0,
+              f"the trace puts every call inside its range: {mismatch} outside, {straddling} straddling")
+    for name, want in (("clock_mismatch", mismatch), ("straddling_runtime", straddling)):
+        check(counters.get(name) == want and fig[name] == want,
+              f"{name} is {counters.get(name)} in the trace, {fig[name]} in the result, want {want}")
+    others = {k: v for k, v in counters.items()
+              if k not in ("cupti_dropped", "clock_mismatch", "straddling_runtime") and v}
     check(not others, f"every other counter is 0: {others or 'yes'}")
     if want_dropped:
         counters_line = [line for line in summary.splitlines() if line.startswith("Counters:")]
@@ -352,8 +390,6 @@ def main(argv):
         return 2
     exe, scenario, out_dir = argv[1:]
     global slack_ns, skew_ns
-    slack_ns = SLACK_NS.get(scenario, slack_ns)
-    skew_ns = SKEW_NS.get(scenario, 0)
     shutil.rmtree(out_dir, ignore_errors=True)
     os.makedirs(out_dir)
     p = subprocess.run([exe, scenario, out_dir], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -368,6 +404,8 @@ def main(argv):
     fig, launches, warnings, summary = parse_output(p.stdout)
     if not check(fig.get("scenario") == scenario, "live_gpu printed its figures"):
         return 1
+    skew_ns = fig["skew_ns"]
+    check((skew_ns > 0) == (scenario == "clock_skew"), f"CUPTI's clock ran {skew_ns} ns ahead")
     try:
         trace = check_gpu_trace.load(fig["trace"])
     except (OSError, ValueError) as e:
@@ -375,6 +413,11 @@ def main(argv):
         return 1
     check(isinstance(trace.get("traceEvents"), list), "the trace has traceEvents")
     events = [e for e in trace["traceEvents"] if isinstance(e, dict)]
+    if scenario in SLACK_NS:
+        host = [span(e) for e in events if e.get("ph") == "X" and e.get("cat") == "user_annotation"]
+        extent = max(b for a, b in host) - min(a for a, b in host) if host else 0
+        slack_ns = SLACK_NS[scenario] + extent // 10
+        print(f"      clock slack {slack_ns} ns over a span of {extent} ns")
     check_host(check, events, "flood" if scenario.startswith("pool_full") else "train")
     if scenario in REFUSALS:
         check_refusal(check, trace, fig, warnings, summary, scenario)

@@ -9,7 +9,8 @@
  *    cuptiActivityGetNumDroppedRecords); a full buffer waits in a queue for
  *    the next cuptiActivityFlushAll, which delivers the queue (and, forced,
  *    the partly filled buffer too) through the completion callback;
- *  - times from the client's timestamp callback, else CLOCK_REALTIME;
+ *  - times from the client's timestamp callback, else CLOCK_REALTIME, to
+ *    which the skew (fake_gpu_set_skew) is added as a buffer is delivered;
  *  - per-thread stacks of external correlation ids, each id written as an
  *    EXTERNAL_CORRELATION record before the API record it covers.
  * Records are packed at 8-byte boundaries in the buffer, each as the struct
@@ -67,6 +68,9 @@ static struct {
     size_t queue_count;
     uint64_t dropped_unread; /* since the last cuptiActivityGetNumDroppedRecords */
     int env_dropped_added;
+    int skew_read;     /* skew_ns was read from the environment */
+    int64_t skew_ns;   /* added to every record time at delivery, without the callback */
+    uint64_t delivered; /* records delivered so far */
     fake_gpu_counts counts;
 } f;
 
@@ -168,6 +172,68 @@ static void put_locked(const void *rec, CUpti_ActivityKind kind)
     count_locked(kind);
 }
 
+/* The skew of CUPTI's clock: FAKE_CUPTI_REALTIME_OFFSET_NS until a test
+ * sets another. Caller holds lock. */
+static int64_t skew_locked(void)
+{
+    if (!f.skew_read) {
+        f.skew_read = 1;
+        f.skew_ns = env_ll("FAKE_CUPTI_REALTIME_OFFSET_NS", 0);
+    }
+    return f.skew_ns;
+}
+
+static void shift(uint64_t *t, int64_t by)
+{
+    if (*t != 0 && *t != CUPTI_TIMESTAMP_UNKNOWN) *t += (uint64_t)by;
+}
+
+/* Adds the skew to the times of every record in a buffer about to be
+ * delivered, and counts them. Records hold CLOCK_REALTIME until then, so
+ * one skew, whenever it was set, applies to every record of a buffer. */
+static void deliver_locked(const queued *q)
+{
+    int64_t by = f.timestamp ? 0 : skew_locked();
+    CUpti_Activity *rec = NULL;
+    while (cuptiActivityGetNextRecord(q->buffer, q->valid, &rec) == CUPTI_SUCCESS) {
+        f.delivered++;
+        if (!by) continue;
+        switch (rec->kind) {
+        case CUPTI_ACTIVITY_KIND_RUNTIME:
+        case CUPTI_ACTIVITY_KIND_DRIVER: {
+            CUpti_ActivityAPI *a = (CUpti_ActivityAPI *)(void *)rec;
+            shift(&a->start, by), shift(&a->end, by);
+            break;
+        }
+        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+            CUpti_ActivityKernel10 *k = (CUpti_ActivityKernel10 *)(void *)rec;
+            shift(&k->start, by), shift(&k->end, by), shift(&k->completed, by);
+            break;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMCPY: {
+            CUpti_ActivityMemcpy6 *m = (CUpti_ActivityMemcpy6 *)(void *)rec;
+            shift(&m->start, by), shift(&m->end, by);
+            break;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMSET: {
+            CUpti_ActivityMemset4 *m = (CUpti_ActivityMemset4 *)(void *)rec;
+            shift(&m->start, by), shift(&m->end, by);
+            break;
+        }
+        default: break;
+        }
+    }
+}
+
+int fake_gpu_set_skew(int64_t skew_ns)
+{
+    pthread_mutex_lock(&lock);
+    int ok = f.delivered == 0 && f.queue_count == 0;
+    if (ok) f.skew_read = 1, f.skew_ns = skew_ns;
+    pthread_mutex_unlock(&lock);
+    return ok ? 0 : -1;
+}
+
 CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
 {
     static queued out[QUEUE_MAX]; /* under flush_lock */
@@ -182,6 +248,7 @@ CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
     if ((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) && f.current && f.current_used) retire_locked();
     size_t count = f.queue_count;
     memcpy(out, f.queue, sizeof *out * count);
+    for (size_t i = 0; i < count; i++) deliver_locked(&out[i]);
     f.queue_count = 0;
     f.counts.buffers_delivered += count;
     pthread_mutex_unlock(&lock);
@@ -236,20 +303,25 @@ static uint64_t now_ns(clockid_t clock)
 }
 
 /* Every record time: the client's clock when it gave one (its own units,
- * whatever they are), else CLOCK_REALTIME ns shifted by the offset. */
+ * whatever they are), else CLOCK_REALTIME ns; the skew is added when the
+ * record is delivered (deliver_locked). */
 static uint64_t stamp(void)
 {
     pthread_mutex_lock(&lock);
     CUpti_TimestampCallbackFunc fn = f.timestamp;
     pthread_mutex_unlock(&lock);
     if (fn) return fn();
-    return now_ns(CLOCK_REALTIME) + (uint64_t)env_ll("FAKE_CUPTI_REALTIME_OFFSET_NS", 0);
+    return now_ns(CLOCK_REALTIME);
 }
 
+/* CUPTI's clock now: skewed, as the records will be. */
 CUptiResult CUPTIAPI cuptiGetTimestamp(uint64_t *timestamp)
 {
     if (!timestamp) return CUPTI_ERROR_INVALID_PARAMETER;
-    *timestamp = stamp();
+    pthread_mutex_lock(&lock);
+    int64_t by = f.timestamp ? 0 : skew_locked();
+    pthread_mutex_unlock(&lock);
+    *timestamp = stamp() + (uint64_t)by;
     return CUPTI_SUCCESS;
 }
 

@@ -17,7 +17,7 @@
  *   FAKE_CUPTI_VERSION                cuptiGetVersion's answer (default 26)
  *   FAKE_CUPTI_SUBSCRIBE              "multiple" or "privileges": cuptiSubscribe fails so
  *   FAKE_CUPTI_NO_TIMESTAMP_CALLBACK  1: cuptiActivityRegisterTimestampCallback is not supported
- *   FAKE_CUPTI_REALTIME_OFFSET_NS     added to CLOCK_REALTIME without a timestamp callback
+ *   FAKE_CUPTI_REALTIME_OFFSET_NS     the skew's first value (fake_gpu_set_skew)
  *   FAKE_CUPTI_DROPPED                added once to the first cuptiActivityGetNumDroppedRecords */
 #ifndef STEPPROF_TESTS_FAKE_GPU_H
 #define STEPPROF_TESTS_FAKE_GPU_H
@@ -66,6 +66,15 @@ typedef void (*fake_gpu_counts_get_fn)(fake_gpu_counts *);
  * plus kernel record) at a time: for sizing a test that fills buffers. */
 uint64_t fake_gpu_launches_per_buffer(uint64_t buffer_bytes);
 typedef uint64_t (*fake_gpu_launches_per_buffer_fn)(uint64_t);
+
+/* Without the client's timestamp callback, record times are CLOCK_REALTIME
+ * plus a skew, added when a buffer is delivered (at a flush), not when the
+ * record is made: so a test can pick the skew after the work ran, from how
+ * long it took, and every record still gets the same one. Sets the skew;
+ * -1 (and nothing set) once any record was delivered or a full buffer waits
+ * for delivery, since those would keep another. */
+int fake_gpu_set_skew(int64_t skew_ns);
+typedef int (*fake_gpu_set_skew_fn)(int64_t);
 
 /* The fake libcuda's count of cuCtxSynchronize calls. */
 uint64_t fake_cuda_synchronize_count(void);

@@ -11,14 +11,20 @@
  * "refuse_privileges", "old_version", "no_device"; the FAKE_* environment
  * makes them refuse) all run the training steps; "pool_full" floods CUPTI's
  * buffers in one step ("pool_full_null" too, with a CUPTI that takes no
- * buffer). "clock_skew" (CUPTI's clock set 2 ms ahead) idles
- * PAD_NS after the start and before the stop, so that no skewed record
- * leaves the span.
+ * buffer). "realtime_clock" and "clock_skew" (CUPTI's clock on
+ * CLOCK_REALTIME, not stepprof's) idle PAD_NS after the start and before
+ * the stop, so that no record leaves the span by the small disagreement of
+ * the two clocks. In "clock_skew" CUPTI's clock runs ahead by a skew picked
+ * after the steps ran (fake_gpu_set_skew): longer than they took, so that
+ * every call lands after the end of every range, however slowly the steps
+ * ran; the stop then waits until the skewed records lie in the span.
+ * Nothing here depends on how fast the machine is.
  *
- * Output, for the checker: one "launch kind=K corr=N name=S range=R op=O"
- * line per launch (op "-" outside an Operator range), every GPU warning as
+ * Output, for the checker: one "launch kind=K corr=N name=S range=R op=O
+ * step=I" line per launch (op "-" outside an Operator range; I counts the
+ * steps from 0), every GPU warning as
  * "warning: ...", the summary, and last
- * "live_gpu: scenario=... <figure>=<n> ... trace=PATH". Exits 0 when the
+ * "live_gpu: scenario=... <figure>=<n> ... skew_ns=N trace=PATH". Exits 0 when the
  * run completed (the checks are the checker's), 1 on a failed call. */
 #include "fake_gpu.h"
 
@@ -40,11 +46,13 @@ static struct {
     fake_gpu_api_call_fn api_call;
     fake_gpu_counts_get_fn counts_get;
     fake_gpu_launches_per_buffer_fn launches_per_buffer;
+    fake_gpu_set_skew_fn set_skew;
     fake_cuda_synchronize_count_fn synchronize_count;
 } fake;
 
 static struct {
     unsigned kernels, memcpys, memsets, noisy, gpu_warnings, warnings;
+    int step;
 } ran;
 
 static void *need(void *lib, const char *name)
@@ -81,6 +89,7 @@ static void open_fakes(void)
     RESOLVE(cupti, api_call, "fake_gpu_api_call");
     RESOLVE(cupti, counts_get, "fake_gpu_counts_get");
     RESOLVE(cupti, launches_per_buffer, "fake_gpu_launches_per_buffer");
+    RESOLVE(cupti, set_skew, "fake_gpu_set_skew");
 }
 
 /* Warnings are printed for the checker, and the GPU refusals counted. */
@@ -97,22 +106,23 @@ static void kernel(const char *name, const char *range, const char *op)
     static const uint32_t grid[3] = {64, 2, 1}, block[3] = {256, 1, 1};
     uint32_t corr = fake.launch_kernel(name, SPIN_NS, grid, block);
     ran.kernels++;
-    printf("launch kind=kernel corr=%u name=%s range=%s op=%s\n", corr, name, range, op ? op : "-");
+    printf("launch kind=kernel corr=%u name=%s range=%s op=%s step=%d\n", corr, name, range,
+           op ? op : "-", ran.step);
 }
 
 static void copy(unsigned kind, const char *range)
 {
     uint32_t corr = fake.memcpy_(kind, 1 << 20);
     ran.memcpys++;
-    printf("launch kind=memcpy corr=%u name=%s range=%s op=-\n", corr,
-           kind == HTOD ? "HtoD" : "DtoH", range);
+    printf("launch kind=memcpy corr=%u name=%s range=%s op=- step=%d\n", corr,
+           kind == HTOD ? "HtoD" : "DtoH", range, ran.step);
 }
 
 static void set(const char *range)
 {
     uint32_t corr = fake.memset_(4096, 0);
     ran.memsets++;
-    printf("launch kind=memset corr=%u name=MEMSET range=%s op=-\n", corr, range);
+    printf("launch kind=memset corr=%u name=MEMSET range=%s op=- step=%d\n", corr, range, ran.step);
 }
 
 /* One training step: 5 kernels (one of them inside an Operator), 2 copies,
@@ -163,6 +173,19 @@ static void idle(long ns)
     }
 }
 
+static int64_t realtime_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* Idles until CLOCK_REALTIME reaches until_ns. */
+static void idle_until(int64_t until_ns)
+{
+    for (int64_t now = realtime_ns(); now < until_ns; now = realtime_ns()) idle(until_ns - now);
+}
+
 static int fail(const char *what, sp_status s)
 {
     fprintf(stderr, "live_gpu: %s: %s (%s)\n", what, sp_status_str(s), sp_last_error());
@@ -177,7 +200,9 @@ int main(int argc, char **argv)
     }
     const char *scenario = argv[1];
     int flood = strncmp(scenario, "pool_full", 9) == 0;
-    int pad = strcmp(scenario, "clock_skew") == 0;
+    int skew = strcmp(scenario, "clock_skew") == 0;
+    int pad = skew || strcmp(scenario, "realtime_clock") == 0;
+    int64_t skew_ns = 0;
     char trace[4096];
     snprintf(trace, sizeof trace, "%s/live_gpu.%s.json", argv[2], scenario);
     open_fakes();
@@ -192,14 +217,30 @@ int main(int argc, char **argv)
     if (s != SP_OK) return fail("sp_profiler_create", s);
     if ((s = sp_profiler_start(prof)) != SP_OK) return fail("sp_profiler_start", s);
     if (pad) idle(PAD_NS);
-    for (int step = 0; step < (flood ? 1 : STEPS); step++) {
+    int64_t first_ns = realtime_ns(); /* before the first call */
+    for (ran.step = 0; ran.step < (flood ? 1 : STEPS); ran.step++) {
         if (flood)
             flood_step();
         else
             train_step();
         if ((s = sp_profiler_step(prof, -1)) != SP_OK) return fail("sp_profiler_step", s);
     }
-    if (pad) idle(PAD_NS);
+    if (skew) {
+        /* Every range has ended by now: a call made at t >= first_ns lands
+         * at t + skew > now + margin, after all of them. The margin (5 ms
+         * and 20% of the run) is above what host ticks mapped to
+         * CLOCK_REALTIME may disagree with it, even while chrony slews the
+         * clock at its fastest (8.3%). */
+        int64_t now = realtime_ns();
+        skew_ns = now - first_ns + PAD_NS + (now - first_ns) / 5;
+        if (fake.set_skew(skew_ns) != 0) {
+            fprintf(stderr, "live_gpu: records were delivered before the skew was set\n");
+            return 1;
+        }
+        idle_until(now + skew_ns + PAD_NS + (now - first_ns) / 5);
+    } else if (pad) {
+        idle(PAD_NS);
+    }
     if ((s = sp_profiler_stop(prof)) != SP_OK) return fail("sp_profiler_stop", s);
     const sp_result *r = sp_profiler_result(prof);
     if (!r) return fail("sp_profiler_result", SP_ENODATA);
@@ -217,7 +258,7 @@ int main(int argc, char **argv)
            "emitted_external=%llu fake_dropped=%llu suppressed=%llu disabled_cbids=%llu "
            "buffers_requested=%llu buffers_delivered=%llu client_clock=%llu synchronize=%llu "
            "cupti_dropped=%llu discarded_records=%llu zero_timestamp=%llu out_of_window=%llu "
-           "unattributed=%llu clock_mismatch=%llu trace=%s\n",
+           "unattributed=%llu clock_mismatch=%llu straddling_runtime=%llu skew_ns=%lld trace=%s\n",
            scenario, ran.kernels, ran.memcpys, ran.memsets, ran.noisy, flood ? 0 : SPIN_NS,
            ran.gpu_warnings, ran.warnings, (unsigned long long)c.runtime,
            (unsigned long long)c.driver, (unsigned long long)c.kernels,
@@ -231,7 +272,9 @@ int main(int argc, char **argv)
            (unsigned long long)sp_result_counter(r, SP_COUNTER_ZERO_TIMESTAMP),
            (unsigned long long)sp_result_counter(r, SP_COUNTER_OUT_OF_WINDOW),
            (unsigned long long)sp_result_counter(r, SP_COUNTER_UNATTRIBUTED),
-           (unsigned long long)sp_result_counter(r, SP_COUNTER_CLOCK_MISMATCH), trace);
+           (unsigned long long)sp_result_counter(r, SP_COUNTER_CLOCK_MISMATCH),
+           (unsigned long long)sp_result_counter(r, SP_COUNTER_STRADDLING_RUNTIME),
+           (long long)skew_ns, trace);
     sp_profiler_destroy(prof);
     return 0;
 }
