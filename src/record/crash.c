@@ -8,7 +8,14 @@
  * is readable, and copies the paths and process facts into static storage.
  * The signal path then only reads the recording buffers (no lock: it reads
  * each thread's published position, as the collector does) and calls
- * write, fsync, close, rename, sigaction and raise, all async-signal-safe.
+ * write, fsync, linkat, close, rename, sigaction and raise, all
+ * async-signal-safe.
+ *
+ * The temporary file has no name while armed (O_TMPFILE) where the file
+ * system allows it: a process killed by SIGKILL (the OOM killer) cannot
+ * remove a named one, and would leave an empty "<path>.tmpXXXXXX" beside
+ * its dump. The dump gives it a name through /proc/self/fd and renames it
+ * into place. Without O_TMPFILE or /proc it is a named mkostemp file.
  * It allocates nothing and uses static buffers; one thread dumps at a time.
  * After the dump the previous handler is restored and the signal passed on,
  * so the process dies (or the host's handler runs) as it would have.
@@ -44,8 +51,10 @@ static int64_t armed_pid;
 /* The dump file and the pipe that tells readable memory: open while armed. */
 static char out_buf[8192];
 static sp__dump_writer out = {.fd = -1, .probe = {-1, -1}, .buf = out_buf, .cap = sizeof out_buf};
-static char tmp_path[PATH_MAX + 16];
+static char tmp_path[PATH_MAX + 32];
 static char final_path[PATH_MAX];
+static int unnamed;          /* out.fd is an O_TMPFILE file, named at the dump */
+static char fd_link[40];     /* "/proc/self/fd/N" of that file */
 
 /* Static pointers seen in the words, written as NAME sections at the end.
  * When the table is full, further names are written at once (duplicates
@@ -155,6 +164,13 @@ static int write_dump(int signo)
     sp__dump_flush_out(&out);
     int failed = out.failed;
     fsync(out.fd);
+    if (unnamed && !failed) {
+        failed = linkat(AT_FDCWD, fd_link, AT_FDCWD, tmp_path, AT_SYMLINK_FOLLOW) != 0;
+        if (failed && errno == EEXIST) { /* left by a killed process with this pid */
+            unlink(tmp_path);
+            failed = linkat(AT_FDCWD, fd_link, AT_FDCWD, tmp_path, AT_SYMLINK_FOLLOW) != 0;
+        }
+    }
     close(out.fd);
     out.fd = -1;
     if (failed || rename(tmp_path, final_path) != 0) {
@@ -163,6 +179,15 @@ static int write_dump(int signo)
         return -1;
     }
     return 0;
+}
+
+/* Closes the temporary file and removes it (an unnamed one goes with its
+ * descriptor). */
+static void close_file(void)
+{
+    close(out.fd);
+    out.fd = -1;
+    if (!unnamed) unlink(tmp_path);
 }
 
 static void close_probe(void)
@@ -191,9 +216,7 @@ static int dump_once(int signo)
         if (atomic_load_explicit(&span_open, memory_order_acquire)) {
             rc = write_dump(signo);
         } else {
-            close(out.fd);
-            out.fd = -1;
-            unlink(tmp_path);
+            close_file();
         }
         close_probe();
     }
@@ -257,6 +280,29 @@ static void install(void)
 
 /* ---- arming (ordinary code) ---- */
 
+/* Opens an unnamed temporary file in path's directory, and the name the
+ * dump will give it (path + ".tmp<pid>"). Returns -1 where the file system
+ * has no O_TMPFILE or /proc is not mounted. */
+static int open_unnamed(const char *path)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == path) snprintf(dir, sizeof dir, "/");
+    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) return -1;
+    snprintf(fd_link, sizeof fd_link, "/proc/self/fd/%d", fd);
+    if (access(fd_link, F_OK) != 0) {
+        close(fd);
+        return -1;
+    }
+    snprintf(tmp_path, sizeof tmp_path, "%s.tmp%ld", path, (long)getpid());
+    out.fd = fd;
+    unnamed = 1;
+    return 0;
+}
+
 int sp__crash_arm(const char *path, const sp__crash_info *what, char *why, size_t why_size)
 {
     sp__crash_disarm();
@@ -265,17 +311,19 @@ int sp__crash_arm(const char *path, const sp__crash_info *what, char *why, size_
         return -1;
     }
     snprintf(final_path, sizeof final_path, "%s", path);
-    snprintf(tmp_path, sizeof tmp_path, "%s.tmpXXXXXX", path);
-    out.fd = mkostemp(tmp_path, O_CLOEXEC);
-    if (out.fd < 0) {
-        snprintf(why, why_size, "cannot create the crash dump file %s: %s", tmp_path, strerror(errno));
-        return -1;
+    if (open_unnamed(path) != 0) {
+        unnamed = 0;
+        snprintf(tmp_path, sizeof tmp_path, "%s.tmpXXXXXX", path);
+        out.fd = mkostemp(tmp_path, O_CLOEXEC);
+        if (out.fd < 0) {
+            snprintf(why, why_size, "cannot create the crash dump file %s: %s", tmp_path,
+                     strerror(errno));
+            return -1;
+        }
     }
     if (pipe2(out.probe, O_CLOEXEC | O_NONBLOCK) != 0) {
         snprintf(why, why_size, "cannot create a pipe for the crash dump: %s", strerror(errno));
-        close(out.fd);
-        out.fd = -1;
-        unlink(tmp_path);
+        close_file();
         return -1;
     }
     info = *what;
@@ -314,9 +362,7 @@ void sp__crash_disarm(void)
     if (atomic_exchange(&dumping, 1)) return; /* a dump is being written */
     atomic_store(&armed, 0);
     atomic_store(&span_open, 0);
-    close(out.fd);
-    out.fd = -1;
-    unlink(tmp_path);
+    close_file();
     close_probe();
     atomic_store(&dumping, 0);
 }

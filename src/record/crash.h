@@ -106,10 +106,11 @@ typedef struct sp__crash_info {
     char process_name[64];
 } sp__crash_info;
 
-/* Opens the dump's temporary file (`path` with ".tmpXXXXXX" appended, in
- * path's directory), installs the signal handlers (once per process; they
- * chain to the handlers found then) and the atexit handler (once). Returns
- * 0, or -1 with the reason in why. Re-arming closes the previous file.
+/* Opens the dump's temporary file in path's directory (unnamed, O_TMPFILE,
+ * where the file system allows; else `path` with ".tmpXXXXXX" appended),
+ * installs the signal handlers (once per process; they chain to the
+ * handlers found then) and the atexit handler (once). Returns 0, or -1 with
+ * the reason in why. Re-arming closes the previous file.
  * Threads: not concurrently with the other sp__crash_* calls. */
 int sp__crash_arm(const char *path, const sp__crash_info *info, char *why, size_t why_size);
 

@@ -11,11 +11,12 @@
  * reports and exits with a non-zero status instead of a SIGSEGV death):
  * there the SIGSEGV case only checks that the child did not exit cleanly.
  * SIGABRT is not handled by ASan, so that case checks the signal in both
- * builds. */
+ * builds. A child killed by SIGKILL leaves no file at all. */
 #include "check.h"
 #include "stepprof/stepprof.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -311,6 +312,37 @@ static void test_crash_after_stop_leaves_no_file(void)
     CHECK_EQ(0, temporaries_left());
 }
 
+static void child_records_then_is_killed(void)
+{
+    record_two_threads();
+    kill(getpid(), SIGKILL);
+}
+
+/* Whether the directory's file system has unnamed files (O_TMPFILE): only
+ * there can a SIGKILLed process leave nothing behind. */
+static int unnamed_files_supported(void)
+{
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) return 0;
+    close(fd);
+    return 1;
+}
+
+/* SIGKILL (the OOM killer) cannot be caught: no dump, and no empty
+ * temporary file left beside where it would have gone. */
+static void test_crash_sigkill_leaves_no_temporary_file(void)
+{
+    if (!unnamed_files_supported()) {
+        printf("SKIP: %s has no O_TMPFILE; a SIGKILLed process leaves its empty temporary\n", dir);
+        return;
+    }
+    set_dump_path("killed.spdump");
+    int status = run_child(child_records_then_is_killed);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    CHECK_EQ(-1, access(dump_path, F_OK));
+    CHECK_EQ(0, temporaries_left());
+}
+
 /* crash_path in a directory that does not exist: start creates it (like
  * mkdir -p) so that the dump has somewhere to go; where it cannot be
  * created, start fails with SP_EIO and changes nothing (issue 17). */
@@ -368,6 +400,7 @@ int main(void)
     RUN_TEST(test_crash_chains_to_the_previous_handler);
     RUN_TEST(test_crash_exit_without_stop_leaves_loadable_trace);
     RUN_TEST(test_crash_after_stop_leaves_no_file);
+    RUN_TEST(test_crash_sigkill_leaves_no_temporary_file);
     const char *names[] = {"segv.spdump", "abort.spdump", "chain.spdump", "exit.spdump"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         set_dump_path(names[i]);
