@@ -287,6 +287,9 @@ int sp__model_build(sp__model *m, const sp_result *r) {
   if (r && sp__model_add_gpu(m) != 0)
     goto fail;
   for (size_t t = 0; t < nthreads; t++)
+    if (sp__model_join_split(&m->threads[t]) != 0)
+      goto fail;
+  for (size_t t = 0; t < nthreads; t++)
     plan_visit(&m->threads[t], m->stack);
   for (int ty = 0; ty < SP_EVENT_TYPE_COUNT; ty++) {
     sp__spans_merge(&m->cpu_ranges[ty]);
@@ -310,6 +313,7 @@ void sp__model_fini(sp__model *m) {
   for (size_t t = 0; t < m->thread_count; t++) {
     sp__free(m->threads[t].nodes);
     sp__free(m->threads[t].order);
+    sp__free(m->threads[t].wholes);
   }
   sp__free(m->threads);
   for (int ty = 0; ty < SP_EVENT_TYPE_COUNT; ty++)

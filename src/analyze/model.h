@@ -55,6 +55,15 @@ typedef struct sp__node {
     int64_t gpu, self_gpu, ggpu;       /* 0 until device records exist */
 } sp__node;
 
+/* A range cut at step boundaries, taken whole (model_split.c): its first
+ * piece's node, that node with the times of all the pieces summed, and the
+ * whole range's start and end. */
+typedef struct sp__whole_range {
+    int32_t node;
+    sp__node call;
+    int64_t start_ns, end_ns;
+} sp__whole_range;
+
 typedef struct sp__thread_model {
     const sp__thread *thread;
     sp__node *nodes;
@@ -65,6 +74,9 @@ typedef struct sp__thread_model {
     /* GPU time of the whole thread (its root): every node's and every
      * root-level runtime call's device work; the §9 fallback denominators. */
     int64_t root_gpu, root_ggpu;
+    /* One per range cut at step boundaries, by node; NULL when none. */
+    sp__whole_range *wholes;
+    size_t whole_count;
 } sp__thread_model;
 
 typedef struct sp__model {
@@ -128,6 +140,18 @@ int sp__model_clip_to_steps(const sp__model *m, sp__spans *s);
  * cpu_ranges[CudaRuntime] and fills the device side above. Called by
  * sp__model_build; returns 0 or -1. */
 int sp__model_add_gpu(sp__model *m);
+
+/* model_split.c: fills t->wholes, after the GPU times are charged.
+ * Returns 0, or -1 when memory ran out. */
+int sp__model_join_split(sp__thread_model *t);
+
+/* What node n counts for in a table of calls: a range cut at step
+ * boundaries is one call, of its whole length. Returns 0 for a later piece
+ * of such a range (it counts nothing: the first piece holds its times);
+ * otherwise 1, with *call = n (for a first piece: n with the times of all
+ * its pieces summed) and [*start_ns, *end_ns] the range's. */
+int sp__model_call(const sp__thread_model *t, const sp__node *n, sp__node *call,
+                   int64_t *start_ns, int64_t *end_ns);
 
 /* §5.4 first-seen traversal: calls fn for every node of every thread,
  * threads in ascending tid, depth first with an explicit stack starting at

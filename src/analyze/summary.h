@@ -63,7 +63,7 @@ int32_t sp__opdev_next(const sp__opdev *x, int32_t dev);
 typedef struct sp__item_stats {
     int64_t calls, cpu, cpu_max, cpu_min, gpu, gpu_max, gpu_min;
 } sp__item_stats;
-void sp__item_stats_add(sp__item_stats *s, const sp__node *n);
+void sp__item_stats_add(sp__item_stats *s, const sp__thread_model *t, const sp__node *n);
 /* The value to sort rows by (SP__SORT_*): larger sorts first. */
 double sp__item_sort_key(const sp__item_stats *s, int sorted_by);
 /* §6.7: the lower-cased name contains "memcpy", "memorycopy" or "memset". */

@@ -2,18 +2,23 @@
  * tables share (semantics.md §6.5, §6.7, §6.8): a row's statistics over a
  * group of nodes, the sort key of each sorted_by value, and the rule that
  * routes memory-copy ranges to their own table. The GPU statistics use
- * ggpu (kernels, memcpy and memset), as those tables' GPU columns do. */
+ * ggpu (kernels, memcpy and memset), as those tables' GPU columns do. A
+ * range cut at step boundaries is one call of its whole length
+ * (sp__model_call). */
 #include "summary.h"
 
-void sp__item_stats_add(sp__item_stats *s, const sp__node *n)
+void sp__item_stats_add(sp__item_stats *s, const sp__thread_model *t, const sp__node *node)
 {
-    if (s->calls == 0 || n->cpu > s->cpu_max) s->cpu_max = n->cpu;
-    if (s->calls == 0 || n->cpu < s->cpu_min) s->cpu_min = n->cpu;
-    if (s->calls == 0 || n->ggpu > s->gpu_max) s->gpu_max = n->ggpu;
-    if (s->calls == 0 || n->ggpu < s->gpu_min) s->gpu_min = n->ggpu;
+    sp__node n;
+    int64_t start, end;
+    if (!sp__model_call(t, node, &n, &start, &end)) return; /* counted with its first piece */
+    if (s->calls == 0 || n.cpu > s->cpu_max) s->cpu_max = n.cpu;
+    if (s->calls == 0 || n.cpu < s->cpu_min) s->cpu_min = n.cpu;
+    if (s->calls == 0 || n.ggpu > s->gpu_max) s->gpu_max = n.ggpu;
+    if (s->calls == 0 || n.ggpu < s->gpu_min) s->gpu_min = n.ggpu;
     s->calls++;
-    s->cpu += n->cpu;
-    s->gpu += n->ggpu;
+    s->cpu += n.cpu;
+    s->gpu += n.ggpu;
 }
 
 /* Larger sorts first, so the ascending keys (the minima) are negated. */

@@ -49,7 +49,7 @@ static void visit(void *vc, const sp__thread_model *t, const sp__node *n)
     if (!sp__is_memory_name(sp__result_name(c->result, e->name))) return;
     item *it = find_item(c, e->name);
     if (!it) { c->failed = 1; return; }
-    sp__item_stats_add(&it->s, n);
+    sp__item_stats_add(&it->s, t, n);
 }
 
 static double gpu_denominator(const sp__model *m)

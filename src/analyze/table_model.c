@@ -56,14 +56,16 @@ static void count_items(const sp__model *m, const sp__thread_model *t, unsigned 
         const sp__event *e = &t->thread->events[n->event];
         int item = item_of((sp_event_type)e->type);
         if (item < 0) continue;
+        sp__node call; /* a range cut at step boundaries counts once, whole */
+        int64_t start, end;
+        if (!sp__model_call(t, n, &call, &start, &end)) continue;
         if (item == SP__ITEM_PROFILE_STEP) {
-            add(&items[item], n);
+            add(&items[item], &call);
             continue;
         }
         int counts;
-        sp__node clipped = *n;
-        clipped.cpu = sp__model_in_steps(m, e->start_ns, e->end_ns, &counts);
-        if (counts) add(&items[item], &clipped);
+        call.cpu = sp__model_in_steps(m, start, end, &counts);
+        if (counts) add(&items[item], &call);
     }
 }
 

@@ -307,8 +307,8 @@ static void visit_helper(ctx *c, const sp__thread_model *t, int32_t k)
     }
     inner *in = it ? find_inner(c, it, name_key(c, e->name), 0) : NULL;
     if (!in) { c->failed = 1; return; }
-    sp__item_stats_add(&it->s, &t->nodes[k]);
-    sp__item_stats_add(&in->s, &t->nodes[k]);
+    sp__item_stats_add(&it->s, t, &t->nodes[k]);
+    sp__item_stats_add(&in->s, t, &t->nodes[k]);
     if (c->opdev && add_devs(c, &in->devs, t, (size_t)k)) c->failed = 1;
 }
 
@@ -323,7 +323,7 @@ static void charge_helpers(ctx *c)
         const sp__event *e = &t->thread->events[t->nodes[p->node].event];
         inner *in = find_inner(c, &c->items[at], name_key(c, e->name), 1);
         if (!in) { c->failed = 1; return; }
-        sp__item_stats_add(&in->s, &t->nodes[p->node]);
+        sp__item_stats_add(&in->s, t, &t->nodes[p->node]);
         if (c->opdev && add_devs(c, &in->devs, t, (size_t)p->node)) c->failed = 1;
     }
 }
@@ -344,14 +344,14 @@ static void visit(void *vc, const sp__thread_model *t, const sp__node *n)
     item *it = find_item(c, name_key(c, e->name));
     if (!it) { c->failed = 1; return; }
     x->item[ops_index(x, self)] = (int32_t)(it - c->items);
-    sp__item_stats_add(&it->s, n);
+    sp__item_stats_add(&it->s, t, n);
     if (c->opdev && add_devs(c, &it->devs, t, (size_t)(n - t->nodes))) { c->failed = 1; return; }
     for (int32_t k = n->first_child; k >= 0; k = t->nodes[k].next_sibling) {
         const sp__event *ce = &t->thread->events[t->nodes[k].event];
         if (ce->type == SP_EVENT_OPERATOR) continue;
         inner *in = find_inner(c, it, name_key(c, ce->name), 0);
         if (!in) { c->failed = 1; return; }
-        sp__item_stats_add(&in->s, &t->nodes[k]);
+        sp__item_stats_add(&in->s, t, &t->nodes[k]);
         if (c->opdev && add_devs(c, &in->devs, t, (size_t)k)) { c->failed = 1; return; }
     }
 }

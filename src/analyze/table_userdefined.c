@@ -85,7 +85,7 @@ static void visit(void *vc, const sp__thread_model *t, const sp__node *n)
         start_group(c, c->thread_sep ? t->thread->tid : 0);
     item *it = find_item(c, key);
     if (!it) { c->failed = 1; return; }
-    sp__item_stats_add(&it->s, n);
+    sp__item_stats_add(&it->s, t, n);
 }
 
 static int cmp_item(const void *pa, const void *pb)

@@ -3,7 +3,8 @@
  * UserDefined ranges (missing from their table), OperatorInner ranges of
  * OpenMP workers (missing from the Operator Summary), a view asked for by
  * name with nothing to show (silence), and a crash dump with a range left
- * open (negative "Others", shares above 100%). Golden files are reviewed
+ * open (negative "Others", shares above 100%), and ranges cut at step
+ * boundaries (one call each, not one per piece). Golden files are reviewed
  * by hand; the figures are worked out in each fixture's comment. */
 #include "fixture.h"
 #include "stepprof/stepprof.h"
@@ -291,6 +292,43 @@ static void test_summary_model_others_never_negative(void)
     sp_result_release(r);
 }
 
+/* ---- 6c. Ranges cut at step boundaries are one call each ---- */
+
+/* The collector cuts a range that crosses a step boundary into pieces
+ * (tree.c); every table counts it once, with its whole length. Times in us:
+ *   ProfileStep#0 [0,100], #1 [100,200], #2 [200,300]
+ *   "long op" Operator [50,250]: pieces [50,100] [100,200] [200,250]
+ *   "short op" Operator [10,20]; "udf" UserDefined [80,120]: 2 pieces
+ *   "fwd" Forward [90,110]: 2 pieces
+ * Want: long op 1 call, 200 / 200 / 200 / 200; udf 1 call, 40; Forward in
+ * the Model table 1 call, 20; Operator calls in the Overview 2. Before, the
+ * tables counted 3, 2 and 2 calls, with Max 100 and Min 50 for long op. */
+static void test_summary_split_range_is_one_call(void)
+{
+    static const fixture_range ev[] = {
+        {"ProfileStep#0", SP_EVENT_PROFILE_STEP, 0, 100 * US},
+        {"ProfileStep#1", SP_EVENT_PROFILE_STEP, 100 * US, 200 * US},
+        {"ProfileStep#2", SP_EVENT_PROFILE_STEP, 200 * US, 300 * US},
+        {"short op", SP_EVENT_OPERATOR, 10 * US, 20 * US},
+        {"long op", SP_EVENT_OPERATOR, 50 * US, 250 * US},
+        {"udf", SP_EVENT_USER_DEFINED, 80 * US, 120 * US},
+        {"fwd", SP_EVENT_FORWARD, 90 * US, 110 * US},
+    };
+    sp_result *r = new_result(0, 300 * US);
+    if (!r) return;
+    fixture_add_thread(r, 1, "main", ev, sizeof ev / sizeof *ev);
+    sp__thread *t = &r->threads[0];
+    CHECK_U64_EQ(3, sp__tree_split_at_steps(t)); /* as the collector does (span.c) */
+    CHECK_U64_EQ(0, sp__tree_build(t->events, t->count));
+    CHECK_EQ(11, t->count);
+    const char *text = summary_of(r, 1u << SP_VIEW_OVERVIEW | 1u << SP_VIEW_MODEL |
+                                         1u << SP_VIEW_OPERATOR | 1u << SP_VIEW_UDF, 0);
+    fixture_check_golden("summary_split_ranges.txt", text);
+    CHECK(strstr(text, "long op") != NULL);
+    CHECK(strstr(text, "200.00 / 200.00 / 200.00 / 200.00") != NULL);
+    sp_result_release(r);
+}
+
 int main(void)
 {
     RUN_TEST(test_summary_userdefined_c_ranges_listed);
@@ -298,6 +336,7 @@ int main(void)
     RUN_TEST(test_summary_operator_helper_threads_sep);
     RUN_TEST(test_summary_named_view_without_data_says_so);
     RUN_TEST(test_summary_crash_dump_open_range);
+    RUN_TEST(test_summary_split_range_is_one_call);
     RUN_TEST(test_summary_crash_dump_open_communication);
     RUN_TEST(test_summary_model_others_never_negative);
     RUN_TEST(test_summary_depth_one_million);
