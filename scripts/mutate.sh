@@ -310,8 +310,14 @@ M src/analyze/table_items.c :: analyze :: GPUAvg reads the CPU total
 - case SP__SORT_GPU_AVG: return (double)s->gpu / (double)s->calls;
 + case SP__SORT_GPU_AVG: return (double)s->cpu / (double)s->calls;
 M src/analyze/table_items.c :: analyze :: GPU max keeps the minimum
-- if (s->calls == 0 || n->ggpu > s->gpu_max) s->gpu_max = n->ggpu;
-+ if (s->calls == 0 || n->ggpu < s->gpu_max) s->gpu_max = n->ggpu;
+- if (s->calls == 0 || n.ggpu > s->gpu_max) s->gpu_max = n.ggpu;
++ if (s->calls == 0 || n.ggpu < s->gpu_max) s->gpu_max = n.ggpu;
+M src/analyze/table_items.c :: analyze :: a later piece of a range cut at steps counts as a call
+- if (!sp__model_call(t, node, &n, &start, &end)) return; /* counted with its first piece */
++ sp__model_call(t, node, &n, &start, &end);
+M src/analyze/model_split.c :: analyze :: the pieces of a cut range are not summed
+- add_times(&w->call, &t->nodes[p->node]);
++ (void)add_times;
 M src/analyze/table_items.c :: analyze :: GPUMax sorts by the GPU total
 - case SP__SORT_GPU_MAX: return (double)s->gpu_max;
 + case SP__SORT_GPU_MAX: return (double)s->gpu;
