@@ -10,7 +10,8 @@
  * Recording is process-wide, as with paddle's RecordEvent or NVTX: the range
  * calls take no profiler argument, so code deep in a library can mark ranges
  * without a handle. Whichever profiler currently holds the tracers receives
- * them. While no profiler records, a range call costs one load and one branch.
+ * them. While no profiler is started, a range call costs one load and one
+ * branch (see "Costs when not recording" below for a started profiler).
  *
  * Conventions used by every declaration below:
  *  - Calls that can fail return sp_status (SP_OK == 0); the message for the
@@ -123,14 +124,13 @@ enum {
 };
 
 /* Counts of events that were lost, repaired or rejected in one span. Each is
- * printed under the summary and written to the trace's "stepprof_counters".
- * The first twelve are the keys of trace-format.md §2 in their order;
- * unclosed_ranges, unmatched_ends and clock_mismatch are stepprof's
- * additions (a begin whose end never came within the span; an end with no
- * open begin; a CUDA call that its range's external correlation id places
- * in that range but whose GPU-clock time falls outside it, so the GPU
- * clock disagrees with the host's); split_ranges counts ranges open across
- * a step boundary that were cut at it (SP_EVENT_FLAG_SPLIT). load_skipped
+ * printed under the summary, and the trace's "stepprof_counters" holds all
+ * of them in this order (docs/trace-format.md §2). unclosed_ranges counts
+ * begins whose end never came within the span; unmatched_ends, ends with no
+ * open begin; clock_mismatch, CUDA calls that their range's external
+ * correlation id places in that range but whose GPU-clock time falls outside
+ * it (the GPU clock disagrees with the host's); split_ranges, ranges open
+ * across a step boundary that were cut at it (SP_EVENT_FLAG_SPLIT). load_skipped
  * and trailing_bytes are set by sp_result_load: events of a JSON file
  * skipped because their pid, tid, ts or dur held a value of the wrong type,
  * and bytes after the end of the data, which were ignored: after a gzip
@@ -174,7 +174,7 @@ SP_API const char *sp_counter_name(sp_counter_kind counter);
  * Every range call acts on the calling thread. Ranges nest: sp_range_end()
  * closes the innermost open range of the thread. A range is recorded only
  * while some profiler is READY or RECORD; otherwise the call costs one load
- * and one branch.
+ * and one branch, or a few ns while a started profiler's timer runs (below).
  *
  * Names come in two kinds:
  *  - sp_range_begin(type, name): the pointer is stored, not the text, so the
@@ -730,7 +730,7 @@ SP_API uint32_t sp_result_span_index(const sp_result *result);
  * Threads: any. */
 SP_API sp_status sp_result_export(const sp_result *result, const char *path, sp_format format);
 
-/* Writes a result as paddle's NodeTreesProto (trace-format.md §11), the
+/* Writes a result as paddle's NodeTreesProto (docs/trace-format.md §11), the
  * format of paddle.profiler's export_protobuf: paddle's load_profiler_result
  * reads it, and sp_result_load reads it back with everything it holds
  * (stepprof's additions are optional fields paddle skips). The file is

@@ -1,6 +1,6 @@
 /* cupti_flusher.c: the background thread that asks CUPTI, about once a
  * second while GPU tracing is active, to hand over its completed buffers
- * (gpu-and-timing.md §5 "Flush"), so that the pool is refilled and the
+ * (docs/design.md, GPU recorder), so that the pool is refilled and the
  * discard buffer stays unused. cupti_tracer.c starts it at prepare and stops
  * it at release, under its control lock; the flush callback never runs
  * while this file's lock is held, so it may take the recorder's locks. */

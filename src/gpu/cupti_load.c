@@ -2,7 +2,7 @@
  * resolves every function the recorder calls into a table, so that neither
  * stepprof nor its users link against CUDA. cupti_tracer.c calls the loaders
  * once per process, at the first sp__gpu_prepare; a library that loads is
- * never closed again (CUPTI must stay loaded, gpu-and-timing.md §5). A
+ * never closed again (CUPTI must stay loaded, docs/design.md, GPU recorder). A
  * failure leaves one line in `why` that says what is missing and what to do. */
 #define _GNU_SOURCE
 #ifdef SP_HAVE_CUPTI

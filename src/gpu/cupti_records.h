@@ -69,7 +69,7 @@ typedef struct sp__cupti_convert {
     uint64_t skip_tid, skip_start, skip_end;
 } sp__cupti_convert;
 
-/* Callback ids whose records are dropped as noise (gpu-and-timing.md §5);
+/* Callback ids whose records are dropped as noise (docs/design.md, GPU recorder);
  * the tracer also disables them in CUPTI where it can. */
 extern const uint32_t sp__cupti_noisy_runtime[];
 extern const size_t sp__cupti_noisy_runtime_count;

@@ -1,5 +1,5 @@
 /* cupti_tracer.c: the GPU recorder of gpu.h over CUPTI's activity API
- * (gpu-and-timing.md §5). sp__gpu_prepare loads the driver and CUPTI
+ * (docs/design.md, GPU recorder). sp__gpu_prepare loads the driver and CUPTI
  * (cupti_load.c), subscribes, registers the buffer callbacks and stepprof's
  * clock, and enables CONCURRENT_KERNEL, MEMCPY, MEMSET, RUNTIME and DRIVER,
  * and EXTERNAL_CORRELATION where it can: each thread's ranges are then
@@ -41,7 +41,7 @@ enum {
     POOL_BUFFERS = 4,
     BUFFER_BYTES = 4 << 20,
     DISCARD_BYTES = 256 << 10,
-    AVERAGE_RECORD_BYTES = 36, /* gpu-and-timing.md §5: to estimate the spare discard buffer */
+    AVERAGE_RECORD_BYTES = 36, /* to estimate the spare discard buffer (docs/design.md) */
     NULL_BUFFER_VERSION = 27,  /* CUPTI API 27 (CUDA 12.9) accepts no buffer and counts the drops */
     WHY_BYTES = 512,
 };

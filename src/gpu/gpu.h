@@ -1,4 +1,4 @@
-/* gpu.h: the GPU recorder (gpu-and-timing.md §5). It sits beside the host
+/* gpu.h: the GPU recorder (docs/design.md, GPU recorder). It sits beside the host
  * recorder: it turns CUPTI activity records into records free of CUPTI's
  * headers and keeps them until the collector takes them. CUPTI is loaded
  * with dlopen at the first prepare, so neither the library nor its users
@@ -93,7 +93,7 @@ typedef enum sp__gpu_clock {
 } sp__gpu_clock;
 
 /* Everything recorded since the last take or discard, with the counts of
- * records lost on the way (gpu-and-timing.md §5 "Completion and drops"). */
+ * records lost on the way (docs/design.md, GPU recorder). */
 typedef struct sp__gpu_batch {
     sp__gpu_record *records;
     size_t count;

@@ -1,7 +1,7 @@
 /* clock.h: the recording clock. Hot-path timestamps are raw ticks: the
  * invariant TSC where the kernel also trusts it, else CLOCK_MONOTONIC_RAW
  * nanoseconds. Ticks become CLOCK_REALTIME nanoseconds only at collection,
- * by linear interpolation between two sync points (gpu-and-timing.md §3). */
+ * by linear interpolation between two sync points (docs/design.md, "Clock"). */
 #ifndef SP_RECORD_CLOCK_H
 #define SP_RECORD_CLOCK_H
 

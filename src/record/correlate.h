@@ -1,6 +1,6 @@
 /* correlate.h: tells an outside tracer which range each thread is in, so
  * that the tracer can tag what the thread does meanwhile (CUPTI's external
- * correlation ids, gpu-and-timing.md §5 "Correlation"). While a correlator
+ * correlation ids, docs/design.md, GPU recorder). While a correlator
  * is set, range begins and ends leave record.c's fast path: a recorded
  * begin pushes its own tick count as the id, and its end pops it. The id
  * and the calling thread name the range exactly, whatever clock the tracer
