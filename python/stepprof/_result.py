@@ -64,10 +64,12 @@ class EventNode:
 
     @property
     def children(self):
+        """The nested EventNodes (children_node, torch's spelling)."""
         return self.children_node
 
     @property
     def duration_ns(self):
+        """end_ns - start_ns."""
         return self.end_ns - self.start_ns
 
     @property
@@ -104,6 +106,8 @@ class SummaryTable:
         self.rows = [c for k, c in self.lines if k == LineKind.ROW]
 
     def records(self):
+        """The rows as dicts keyed by header; with thread_sep, a "thread" key
+        names the row's thread group."""
         out, group = [], None
         for kind, cells in self.lines:
             if kind == LineKind.TITLE and cells[0].startswith("Thread:"):
@@ -149,6 +153,7 @@ class ProfilerResult:
 
     @property
     def span_index(self):
+        """The span's number among those its profiler collected."""
         return self._r.span_index()
 
     def thread_index(self, thread):
@@ -236,6 +241,7 @@ class ProfilerResult:
 
     def summary(self, sorted_by=SortedKeys.CPUTotal, op_detail=True, thread_sep=False,
                 time_unit="ms", views=None):
+        """Prints paddle's summary tables to sys.stdout (summary_text's text)."""
         text = self.summary_text(sorted_by, op_detail, thread_sep, time_unit, views)
         if sys.stdout is not None:  # None (pythonw, daemons): dropped, as print() does
             sys.stdout.write(text)
