@@ -26,6 +26,10 @@ $(BUILD)/CMakeCache.txt: | deps
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
+# DEMO_OUT: the directory the trace goes to (each run adds one file);
+# DEMO_ARGS: train_mlp's options. Two runs to compare with `stepprof diff`:
+#   make demo DEMO_OUT=build/demo/workers0
+#   make demo DEMO_OUT=build/demo/workers4 DEMO_ARGS='--workers 4'
 demo: build
 	@echo "== stepprof demo: a small MLP trained on synthetic data, steps [10, 20) profiled"
 	$(BUILD)/examples/train_mlp $(DEMO_ARGS) --out $(DEMO_OUT)

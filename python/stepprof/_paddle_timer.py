@@ -18,6 +18,7 @@ class Benchmark:
         self._reader = None
 
     def begin(self):
+        """Starts timing (a timer_only Profiler); ends a running one first."""
         from .profiler import Profiler  # the profiler imports this module
         if self._prof is not None:
             self.end()
@@ -25,19 +26,23 @@ class Benchmark:
         self._prof.start()
 
     def step(self, num_samples=None):
+        """Ends a step of num_samples samples (the batch size, for ips)."""
         if self._prof is not None:
             self._prof.step(num_samples)
 
     def step_info(self, unit=None):
+        """reader_cost, batch_cost and ips since the last call, as text."""
         return "" if self._prof is None else self._prof.step_info(unit)
 
     def before_reader(self):
+        """Call before fetching a batch: reader_cost starts."""
         from ._enums import TracerEventType
         from ._record import RecordEvent
         self._reader = RecordEvent("Dataloader", TracerEventType.Dataloader)
         self._reader.begin()
 
     def after_reader(self):
+        """Call after fetching a batch: reader_cost ends."""
         if self._reader is not None:
             self._reader.end()
             self._reader = None
@@ -51,6 +56,7 @@ class Benchmark:
         del reader
 
     def end(self):
+        """Stops timing and prints the Perf Summary, as paddle's does."""
         if self._prof is not None:
             prof, self._prof = self._prof, None
             prof.stop()

@@ -2,6 +2,7 @@
 tree (EventNode) and the summary tables as data (SummaryTable). Everything
 comes from the C result's accessors, never from parsing printed text."""
 import collections
+import operator
 import os
 import sys
 
@@ -63,10 +64,12 @@ class EventNode:
 
     @property
     def children(self):
+        """The nested EventNodes (children_node, torch's spelling)."""
         return self.children_node
 
     @property
     def duration_ns(self):
+        """end_ns - start_ns."""
         return self.end_ns - self.start_ns
 
     @property
@@ -103,6 +106,8 @@ class SummaryTable:
         self.rows = [c for k, c in self.lines if k == LineKind.ROW]
 
     def records(self):
+        """The rows as dicts keyed by header; with thread_sep, a "thread" key
+        names the row's thread group."""
         out, group = [], None
         for kind, cells in self.lines:
             if kind == LineKind.TITLE and cells[0].startswith("Thread:"):
@@ -132,6 +137,8 @@ class ProfilerResult:
 
     @property
     def threads(self):
+        """The span's threads as ThreadInfo(tid, name, event_count, dropped),
+        in tid order; a thread's position here is its index."""
         return [ThreadInfo(*t) for t in self._r.threads()]
 
     @property
@@ -146,19 +153,51 @@ class ProfilerResult:
 
     @property
     def span_index(self):
+        """The span's number among those its profiler collected."""
         return self._r.span_index()
 
+    def thread_index(self, thread):
+        """The index into threads of `thread`, which is either an OS thread
+        id of this result (ThreadInfo.tid, threading.get_native_id()) or an
+        index into threads. An OS thread id is looked up first: an int that
+        is the tid of one of the result's threads means that thread, else a
+        valid index (0 <= thread < len(threads)) means the thread at that
+        index. Raises IndexError naming the valid indices and thread ids
+        when it is neither, TypeError when thread is not an int."""
+        if isinstance(thread, bool):
+            raise TypeError("thread must be an int (an OS thread id or an index), not bool")
+        try:
+            thread = operator.index(thread)
+        except TypeError:
+            raise TypeError(f"thread must be an int (an OS thread id or an index), not "
+                            f"{type(thread).__name__}") from None
+        tids = [t[0] for t in self._r.threads()]
+        if thread in tids:
+            return tids.index(thread)
+        if 0 <= thread < len(tids):
+            return thread
+        if not tids:
+            raise IndexError(f"thread {thread}: this result holds no threads")
+        raise IndexError(f"thread {thread} is neither an OS thread id of this result nor an index "
+                         f"into its threads: the indices are 0..{len(tids) - 1}, the thread ids "
+                         f"{', '.join(str(t) for t in tids)}")
+
     def events(self, thread=0):
-        """The events of thread index `thread`, ordered by start (a parent
-        before its children); parent is an index into the same list."""
+        """The events of one thread, ordered by start (a parent before its
+        children); parent is an index into the same list. thread: an OS
+        thread id or an index into threads (thread_index says which wins)."""
         return [Event(n, TracerEventType(t), f, s, e, p, d, v)
-                for n, t, f, s, e, p, d, v in self._r.events(thread)]
+                for n, t, f, s, e, p, d, v in self._r.events(self.thread_index(thread))]
 
     def tree(self, thread=0):
-        """The outermost events of thread index `thread`, as EventNodes."""
-        tid = self._r.threads()[thread][0]
+        """The outermost events of one thread, as EventNodes. thread: an OS
+        thread id or an index into threads (thread_index says which wins)."""
+        return self._tree_at(self.thread_index(thread))
+
+    def _tree_at(self, index):
+        tid = self._r.threads()[index][0]
         nodes, roots = [], []
-        for n, t, f, s, e, p, d, v in self._r.events(thread):
+        for n, t, f, s, e, p, d, v in self._r.events(index):
             node = EventNode(n, TracerEventType(t), s, e, tid, f, v, d)
             nodes.append(node)
             (nodes[p].children_node if p >= 0 else roots).append(node)
@@ -171,7 +210,7 @@ class ProfilerResult:
         data = {}
         for i, (tid, name, _, _) in enumerate(self._r.threads()):
             root = EventNode(name or f"thread {tid}", None, start, end, tid)
-            root.children_node = self.tree(i)
+            root.children_node = self._tree_at(i)  # an index, never read as a tid
             data[tid] = root
         return data
 
@@ -202,6 +241,7 @@ class ProfilerResult:
 
     def summary(self, sorted_by=SortedKeys.CPUTotal, op_detail=True, thread_sep=False,
                 time_unit="ms", views=None):
+        """Prints paddle's summary tables to sys.stdout (summary_text's text)."""
         text = self.summary_text(sorted_by, op_detail, thread_sep, time_unit, views)
         if sys.stdout is not None:  # None (pythonw, daemons): dropped, as print() does
             sys.stdout.write(text)

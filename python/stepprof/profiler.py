@@ -18,14 +18,21 @@ import warnings
 import weakref
 
 from . import _core
-from ._dropin import (PaddleAttributes, SchedulerArgumentError, invalid, register_submodules,
-                      wants_perf_summary)
+# Helpers are imported under private names: every public name of this module
+# is part of the API that docs/python.md documents (tests/python/test_docs.py).
+from ._dropin import PaddleAttributes as _PaddleAttributes
+from ._dropin import SchedulerArgumentError
+from ._dropin import invalid as _invalid
+from ._dropin import register_submodules as _register_submodules
+from ._dropin import wants_perf_summary as _wants_perf_summary
 from ._enums import (LineKind, ProfilerState, ProfilerTarget, SortedKeys, SummaryView,
-                     TracerEventType, coerce)
+                     TracerEventType)
+from ._enums import coerce as _coerce
 from ._handlers import TraceHandler, export_chrome_tracing, export_protobuf, tensorboard_trace_handler
 from ._record import RecordEvent, record_function
-from ._result import (EventNode, ProfilerResult, SummaryTable, export_skipped, format_code,
-                      load_profiler_result)
+from ._result import EventNode, ProfilerResult, SummaryTable, load_profiler_result
+from ._result import export_skipped as _export_skipped
+from ._result import format_code as _format_code
 
 __all__ = [
     "Profiler", "ProfilerTarget", "ProfilerState", "TracerEventType", "SortedKeys", "SummaryView",
@@ -46,7 +53,7 @@ class _Scheduler(_core.Scheduler):
 
     def __call__(self, step):
         if isinstance(step, int) and step < 0:
-            raise invalid()  # paddle's scheduler functions assert step >= 0
+            raise _invalid()  # paddle's scheduler functions assert step >= 0
         return ProfilerState(super().__call__(step))
 
 
@@ -66,7 +73,7 @@ def make_scheduler(*, closed, ready, record, repeat=0, skip_first=0):
     try:
         return _Scheduler._make(closed, ready, record, repeat, skip_first)
     except ValueError as e:
-        raise invalid(e) from None
+        raise _invalid(e) from None
 
 
 def schedule(*, wait, warmup, active, repeat=0, skip_first=0, skip_first_wait=0):
@@ -75,7 +82,7 @@ def schedule(*, wait, warmup, active, repeat=0, skip_first=0, skip_first_wait=0)
     try:
         return _TorchScheduler._torch(wait, warmup, active, repeat, skip_first, skip_first_wait)
     except ValueError as e:
-        raise invalid(e) from None
+        raise _invalid(e) from None
 
 
 def _targets_mask(targets):
@@ -87,7 +94,7 @@ def _targets_mask(targets):
     for t in targets:
         # stepprof's values or paddle's own ProfilerTarget members; ValueError
         # for unknown values.
-        mask |= 1 << coerce(t, ProfilerTarget, "targets")
+        mask |= 1 << _coerce(t, ProfilerTarget, "targets")
     return mask
 
 
@@ -97,12 +104,12 @@ def _scheduler_value(scheduler):
     if isinstance(scheduler, (tuple, list)):
         # paddle's (start, end): records steps [start, end) once.
         if len(scheduler) != 2:
-            raise invalid()
+            raise _invalid()
         start, end = scheduler
         try:
             return _Scheduler._range(start, end)
         except ValueError as e:
-            raise invalid(e) from None
+            raise _invalid(e) from None
     if callable(scheduler):
         return scheduler
     raise TypeError(f"scheduler must be a callable, a (start, end) tuple or None, "
@@ -147,7 +154,7 @@ def _torch_dialect(scheduler, on_trace_ready):
         isinstance(on_trace_ready, TraceHandler) and on_trace_ready.kind == "tensorboard")
 
 
-class Profiler(PaddleAttributes, _core.Profiler):
+class Profiler(_PaddleAttributes, _core.Profiler):
     """paddle.profiler.Profiler.
 
     targets: ProfilerTarget values (default: what can be traced, CPU here).
@@ -183,7 +190,7 @@ class Profiler(PaddleAttributes, _core.Profiler):
                  with_flops=False, with_stack=False, buffer_cap_bytes=None, overwrite_oldest=False,
                  save_on_crash=False, crash_path=None, stream_to_disk=False, perf_summary=None):
         self._last_trace_path = None
-        self._perf_summary = wants_perf_summary(perf_summary,
+        self._perf_summary = _wants_perf_summary(perf_summary,
                                                 _torch_dialect(scheduler, on_trace_ready))
         # The core's warnings at creation (GPU not available, ...) are given
         # again from the caller's line, as paddle's warn() in __init__ is.
@@ -241,9 +248,9 @@ class Profiler(PaddleAttributes, _core.Profiler):
     def export(self, path="", format="json"):
         """Writes the most recent span to path ("json"; "json.gz" or a path
         ending in .gz for gzip; "pb" for paddle's protobuf). Repeatable."""
-        code = format_code(format)
+        code = _format_code(format)
         if code is None:  # "txt": paddle writes nothing for it either
-            export_skipped(path, format)
+            _export_skipped(path, format)
             return
         if not path:
             raise ValueError("export() needs a file path")
@@ -262,4 +269,4 @@ class Profiler(PaddleAttributes, _core.Profiler):
         result.summary(sorted_by, op_detail, thread_sep, time_unit, views)
 
 # paddle's submodules: stepprof.profiler.utils, .timer, .profiler_statistic, .statistic_helper
-globals().update(register_submodules(__name__))
+globals().update(_register_submodules(__name__))
