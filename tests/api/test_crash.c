@@ -103,7 +103,7 @@ static int run_child(void (*fn)(void))
     if (pid == 0) {
         struct rlimit no_core = {0, 0};
         setrlimit(RLIMIT_CORE, &no_core); /* the crashes leave no core files */
-        alarm(20);
+        alarm(280);
         fn();
         _exit(99);
     }

@@ -57,7 +57,7 @@ static int run_child(const char *schedule, int steps)
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
-        alarm(60);
+        alarm(280);
         child(schedule, steps);
         _exit(99);
     }

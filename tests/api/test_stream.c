@@ -99,7 +99,7 @@ static void child_streams(void)
 {
     struct rlimit no_core = {0, 0};
     setrlimit(RLIMIT_CORE, &no_core);
-    alarm(30); /* never outlives a broken parent */
+    alarm(280); /* never outlives a broken parent */
     child_profiler = start_streaming();
     pthread_t t;
     pthread_create(&t, NULL, worker, NULL);

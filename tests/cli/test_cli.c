@@ -25,12 +25,13 @@ static char *slurp(const char *path, char *buf, size_t size)
 }
 
 /* Runs `PREFIX stepprof ARGS` in the shell (prefix: a pipe's writer, or
- * ""); stdout and stderr land in out_text / err_text. A hang ends after a
- * minute (exit 124). */
+ * ""); stdout and stderr land in out_text / err_text. No time limit of its
+ * own: a million-event convert took over a minute under ASan on two busy
+ * cores; a hang is ended by ctest's timeout for the whole test. */
 static int cli_after(const char *prefix, const char *args)
 {
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "cd %s && %s timeout 60 %s %s >%s/out 2>%s/err", dir, prefix, SP_CLI, args, dir,
+    snprintf(cmd, sizeof cmd, "cd %s && %s %s %s >%s/out 2>%s/err", dir, prefix, SP_CLI, args, dir,
              dir);
     int status = system(cmd);
     char path[300];

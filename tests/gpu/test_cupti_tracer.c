@@ -101,7 +101,7 @@ static void test_cupti_tracer_forked_child_keeps_away(void)
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
-        alarm(20);
+        alarm(280);
         char line[512] = "";
         int ok = sp__gpu_prepare(line, sizeof line) == -1 && strncmp(line, SP__GPU_OFF, strlen(SP__GPU_OFF)) == 0;
 #ifdef SP_HAVE_CUPTI

@@ -61,7 +61,7 @@ static int in_child(void (*fn)(void *), void *arg)
     pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) {
-        alarm(20); /* a child that hangs is killed and fails the test */
+        alarm(280); /* a child that hangs is killed and fails the test */
         check__failed_in_test = 0;
         fn(arg);
         _exit(check__failed_in_test ? 1 : 0);

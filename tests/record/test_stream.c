@@ -44,7 +44,7 @@ static void child_records_drops_and_dies(shared *sh)
 {
     struct rlimit no_core = {0, 0};
     setrlimit(RLIMIT_CORE, &no_core);
-    alarm(60); /* never outlives a broken parent */
+    alarm(280); /* never outlives a broken parent */
     sp_options o;
     sp_options_init(&o);
     o.on_trace_ready = sp_handler_none();
