@@ -301,8 +301,8 @@ M src/collect/attribute.c :: collect :: a range contains its end time
 - static int contains(const sp__event *e, int64_t ts) { return e->start_ns <= ts && ts < e->end_ns; }
 + static int contains(const sp__event *e, int64_t ts) { return e->start_ns <= ts && ts <= e->end_ns; }
 M src/collect/attribute.c :: collect :: memory events attributed one ns early
-- for (size_t k = 0; k < t->mem_count; k++) t->mems[k].host = innermost_at(t, t->mems[k].ts_ns);
-+ for (size_t k = 0; k < t->mem_count; k++) t->mems[k].host = innermost_at(t, t->mems[k].ts_ns - 1);
+- for (size_t k = 0; k < t->mem_count; k++) t->mems[k].host = innermost_at(t, t->mems[k].ts_ns, 1);
++ for (size_t k = 0; k < t->mem_count; k++) t->mems[k].host = innermost_at(t, t->mems[k].ts_ns - 1, 1);
 M src/analyze/table_items.c :: analyze :: GPUMin sorts descending
 - case SP__SORT_GPU_MIN: return -(double)s->gpu_min;
 + case SP__SORT_GPU_MIN: return (double)s->gpu_min;
@@ -376,8 +376,8 @@ M src/load/load_pb.c :: load :: .pb device context read from the device id
 - rec->context = (uint32_t)d->context_id;
 + rec->context = (uint32_t)d->device_id;
 M src/load/load_json.c :: load :: [reserved memory] loaded as plain memory
-- if (strcmp(name, "[reserved memory]") == 0) return add_memory(l, 1);
-+ if (strcmp(name, "[reserved memory]") == 0) return add_memory(l, 0);
+- return add_memory(l, kind == RESERVED);
++ return add_memory(l, 0);
 M src/load/load_json.c :: load :: reserved peak keeps the minimum
 - if ((uint64_t)e->total_reserved > p->reserved) p->reserved = (uint64_t)e->total_reserved;
 + if ((uint64_t)e->total_reserved < p->reserved) p->reserved = (uint64_t)e->total_reserved;
