@@ -12,8 +12,12 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 DEMO_OUT   ?= $(BUILD)/demo/profiler_log
 DEMO_ARGS  ?= --workers 0
 CMAKE_ARGS ?=
+# make install: where (PREFIX), and under which staging root (DESTDIR, for
+# packaging: files land in $(DESTDIR)$(PREFIX) and still work from $(PREFIX)).
+PREFIX     ?= /usr/local
+DESTDIR    ?=
 
-.PHONY: all deps build demo test test-default test-asan asan test-tsan tsan bench golden install clean
+.PHONY: all deps build demo test test-default test-asan asan test-tsan tsan bench golden install install-files clean
 
 all: build
 
@@ -209,8 +213,14 @@ golden: build
 	cd $(BUILD) && SP_UPDATE_GOLDEN=1 ctest -R 'summary|pb_wire' --output-on-failure
 	git diff --stat -- tests/golden
 
+# The prefix is given at install time, so it holds whatever build/ was
+# configured with; install-files installs what $(BUILD) holds without
+# building it (tests/install runs it).
 install: build
-	cmake --install $(BUILD)
+	@$(MAKE) --no-print-directory install-files
+
+install-files:
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(TSAN_BUILD)
