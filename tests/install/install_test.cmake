@@ -111,6 +111,15 @@ if(NOT MAKE_PROGRAM)
   message(FATAL_ERROR "make not found: the install goes through the Makefile")
 endif()
 set(install_files ${MAKE_PROGRAM} --no-print-directory -C ${SRC} install-files BUILD=${BUILD})
+# A Makefile that ignored PREFIX or DESTDIR would install into this machine's
+# /usr/local: its command is read first (make -n) and run only if it names both.
+execute_process(COMMAND ${install_files} -n PREFIX=${OUT}/probe-prefix DESTDIR=${OUT}/probe-destdir
+  OUTPUT_VARIABLE dry ERROR_VARIABLE dry RESULT_VARIABLE rc)
+string(FIND "${dry}" "${OUT}/probe-prefix" has_prefix)
+string(FIND "${dry}" "${OUT}/probe-destdir" has_destdir)
+if(NOT rc EQUAL 0 OR has_prefix EQUAL -1 OR has_destdir EQUAL -1)
+  message(FATAL_ERROR "make install-files ignores PREFIX or DESTDIR (not run):\n${dry}")
+endif()
 
 # 1. make install PREFIX=...
 set(prefix ${OUT}/prefix)
