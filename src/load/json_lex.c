@@ -125,7 +125,9 @@ static long inflate_some(sp__jlex *lx)
         if (read_raw(lx, 1) != 0) return -1;
         lx->z.next_out = lx->buf;
         lx->z.avail_out = (uInt)READ_BYTES;
+        uInt in_before = lx->z.avail_in;
         int rc = inflate(&lx->z, Z_NO_FLUSH);
+        lx->raw_offset += in_before - lx->z.avail_in;
         size_t produced = READ_BYTES - lx->z.avail_out;
         if (rc == Z_STREAM_END) {
             lx->member_done = 1;
@@ -134,13 +136,23 @@ static long inflate_some(sp__jlex *lx)
             return -1;
         } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
             if (lx->status == SP_OK)
-                lx->status = sp__fail(SP_EFORMAT, "%s: corrupt gzip stream: %s (after byte %llu)", lx->path,
-                                      lx->z.msg ? lx->z.msg : "invalid data", (unsigned long long)lx->offset);
+                lx->status = sp__fail(
+                    SP_EFORMAT,
+                    "%s: not a valid gzip file: the data is corrupt (zlib: %s, at "
+                    "compressed byte %llu); compress the trace again or use an uncorrupted copy",
+                    lx->path, lx->z.msg ? lx->z.msg : "invalid data",
+                    (unsigned long long)lx->raw_offset);
             return -1;
         }
         if (produced > 0) return (long)produced;
         if (!lx->member_done && lx->z.avail_in == 0 && lx->raw_eof) {
-            sp__jlex_error(lx, "gzip stream cut short");
+            if (lx->status == SP_OK)
+                lx->status = sp__fail(
+                    SP_EFORMAT,
+                    "%s: not a valid gzip file: it is truncated or corrupt (zlib: "
+                    "unexpected end of file after %llu compressed bytes, %llu bytes "
+                    "decompressed); compress the trace again or use a complete copy",
+                    lx->path, (unsigned long long)lx->raw_offset, (unsigned long long)lx->offset);
             return -1;
         }
     }

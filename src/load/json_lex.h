@@ -36,6 +36,7 @@ typedef struct sp__jlex {
     uint64_t trailing_bytes; /* bytes after the last gzip member, ignored */
     uint64_t strings_cut; /* strings longer than SP__JSON_MAX_STRING, cut */
     uint64_t offset;  /* uncompressed bytes consumed */
+    uint64_t raw_offset; /* gzip: compressed bytes consumed by zlib */
     sp__buf tok;      /* the last string's (unescaped, NUL-terminated) or number's text */
     sp_status status; /* first error, SP_OK while none */
     void (*on_refill)(void *user, uint64_t offset);

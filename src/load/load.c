@@ -7,8 +7,10 @@
  * removed when closed), because the protobuf reader seeks and the readers
  * report progress against the size. */
 #include "load.h"
+#include "utf8.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -20,13 +22,94 @@ void sp_load_options_init(sp_load_options *opts)
     opts->format = SP_FORMAT_AUTO;
 }
 
+/* What stepprof reads, for the message about a file it does not. */
+#define FORMATS_READ                                                                               \
+    "stepprof reads Chrome-trace JSON (.json, starting with '{' or '['), gzip-compressed JSON "    \
+    "(.json.gz), paddle's protobuf NodeTreesProto (.pb) and stepprof's crash and stream dumps "    \
+    "(.spdump)"
+
+/* n, less the bytes of a UTF-8 sequence that s[0..n) cuts at its end. */
+static size_t whole_utf8(const unsigned char *s, size_t n)
+{
+    for (size_t back = 1; back <= 3 && back <= n; back++) {
+        unsigned char c = s[n - back];
+        if (c < 0x80) break; /* ASCII: no sequence cut */
+        if (c >= 0xC0) {     /* the lead byte of the last sequence */
+            size_t want = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+            return back < want ? n - back : n;
+        }
+    }
+    return n;
+}
+
+/* Whether the first n bytes read as text: printable ASCII, tabs, line ends
+ * and valid UTF-8 (a sequence cut by the end of the bytes read allowed). */
+static int looks_like_text(const unsigned char *head, size_t n)
+{
+    size_t end = whole_utf8(head, n);
+    for (size_t i = 0; i < end; i++)
+        if ((head[i] < 0x20 && head[i] != '\t' && head[i] != '\n' && head[i] != '\r') ||
+            head[i] == 0x7f)
+            return 0;
+    return sp__utf8_valid((const char *)head, end);
+}
+
+/* Whether head can begin a protobuf message: its first field key must be a
+ * varint of at most 5 bytes with a field number from 1 and a wire type of
+ * 0, 1, 2 or 5 (the ones load_pb.c reads). No .pb file starts otherwise. */
+static int can_begin_protobuf(const unsigned char *head, size_t n)
+{
+    uint64_t key = 0;
+    for (size_t i = 0; i < n && i < 5; i++) {
+        key |= (uint64_t)(head[i] & 0x7f) << (7 * i);
+        if (!(head[i] & 0x80)) {
+            unsigned wire = (unsigned)(key & 7);
+            return (key >> 3) >= 1 && (key >> 3) <= 0x1fffffff && (wire <= 2 || wire == 5);
+        }
+    }
+    return 0;
+}
+
+/* The error for a file in no format stepprof reads, showing how it begins:
+ * its first line's start for text, its first bytes in hex otherwise. */
+static sp_status unrecognised(const char *path, const unsigned char *head, size_t n, int text)
+{
+    char shown[80];
+    size_t k = 0;
+    if (text) {
+        size_t m = 0;
+        while (m < n && m < 24 && head[m] != '\n' && head[m] != '\r')
+            m++;
+        m = whole_utf8(head, m);
+        shown[k++] = '"';
+        for (size_t i = 0; i < m; i++)
+            shown[k++] = head[i] == '\t' ? ' ' : (char)head[i];
+        shown[k++] = '"';
+        shown[k] = '\0';
+    } else {
+        k = (size_t)snprintf(shown, sizeof shown, "bytes");
+        for (size_t i = 0; i < n && i < 8; i++)
+            k += (size_t)snprintf(shown + k, sizeof shown - k, " %02x", head[i]);
+    }
+    return sp__fail(SP_EFORMAT,
+                    "%s: unrecognised format (the file begins with %s, which is not how a trace "
+                    "begins): " FORMATS_READ,
+                    path, shown);
+}
+
 /* The crash dump's magic -> a crash dump (*is_dump); gzip -> JSON_GZ; '{'
  * or '[' after optional whitespace -> JSON; anything else -> PROTOBUF (whose
- * first byte is a field key, never those). */
-static sp_status sniff(FILE *f, const char *path, sp_format *format, int *is_dump)
+ * first byte is a field key, never those), unless it cannot begin a
+ * protobuf message (an error saying the format is unrecognised). head gets
+ * the first bytes (*head_len of them), and *text says whether they read as
+ * text, so that a text file that fails as protobuf is told as a file of
+ * unrecognised format rather than as a broken .pb (a .pb that loads is
+ * never affected). */
+static sp_status sniff(FILE *f, const char *path, sp_format *format, int *is_dump,
+                       unsigned char head[64], size_t *head_len, int *text)
 {
-    unsigned char head[64];
-    size_t n = fread(head, 1, sizeof head, f);
+    size_t n = fread(head, 1, 64, f);
+    *head_len = n;
     int err = ferror(f);
     if (err) return sp__fail(SP_EIO, "%s: cannot read: %s", path, strerror(errno));
     if (fseeko(f, 0, SEEK_SET) != 0) return sp__fail(SP_EIO, "%s: cannot read: %s", path, strerror(errno));
@@ -42,7 +125,13 @@ static sp_status sniff(FILE *f, const char *path, sp_format *format, int *is_dum
     size_t i = 0;
     if (n >= 3 && head[0] == 0xef && head[1] == 0xbb && head[2] == 0xbf) i = 3; /* a BOM */
     while (i < n && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t')) i++;
-    *format = i < n && (head[i] == '{' || head[i] == '[') ? SP_FORMAT_JSON : SP_FORMAT_PROTOBUF;
+    if (i < n && (head[i] == '{' || head[i] == '[')) {
+        *format = SP_FORMAT_JSON;
+        return SP_OK;
+    }
+    *text = looks_like_text(head, n);
+    if (!can_begin_protobuf(head, n)) return unrecognised(path, head, n, *text);
+    *format = SP_FORMAT_PROTOBUF;
     return SP_OK;
 }
 
@@ -93,7 +182,10 @@ static FILE *open_input(const char *path, sp_status *s)
         return NULL;
     }
     if (S_ISDIR(st.st_mode)) {
-        *s = sp__fail(SP_EIO, "%s: is a directory", path);
+        *s = sp__fail(SP_EIO,
+                      "%s: cannot read: %s (give the path of a trace file: .json, .json.gz, .pb or "
+                      ".spdump)",
+                      path, strerror(EISDIR));
         fclose(f);
         return NULL;
     }
@@ -117,15 +209,19 @@ sp_status sp_result_load(const char *path, const sp_load_options *opts, sp_resul
     sp_status s = SP_OK;
     FILE *f = open_input(path, &s);
     if (!f) return s;
-    int is_dump = 0;
-    if (format == SP_FORMAT_AUTO) s = sniff(f, path, &format, &is_dump);
+    int is_dump = 0, text = 0;
+    unsigned char head[64];
+    size_t head_len = 0;
+    if (format == SP_FORMAT_AUTO) s = sniff(f, path, &format, &is_dump, head, &head_len, &text);
     if (s == SP_OK) {
-        if (is_dump)
+        if (is_dump) {
             s = sp__load_dump(f, path, opts, out);
-        else if (format == SP_FORMAT_PROTOBUF)
+        } else if (format == SP_FORMAT_PROTOBUF) {
             s = sp__load_pb(f, path, opts, out);
-        else
+            if (s == SP_EFORMAT && text) s = unrecognised(path, head, head_len, 1);
+        } else {
             s = sp__load_json(f, path, opts, out);
+        }
     }
     fclose(f);
     return s;

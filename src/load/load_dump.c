@@ -66,7 +66,7 @@ static sp_status read_file(dump *d, FILE *f)
     int err = ferror(f);
     if (err || b.failed) {
         sp__buf_fini(&b);
-        return err ? sp__fail(SP_EIO, "%s: cannot read", d->path)
+        return err ? sp__fail(SP_EIO, "%s: cannot read: %s", d->path, strerror(errno))
                    : sp__fail(SP_ENOMEM, "%s: out of memory", d->path);
     }
     /* The buffer's memory comes from the allocator, so it is aligned for

@@ -142,6 +142,57 @@ static void test_corrupt_gzip(void)
     snprintf(path, sizeof path, "%s/input", dir);
 }
 
+/* A file in no format the loader reads is told as such, with the formats
+ * it reads; text goes through the protobuf reader first (any byte that can
+ * key a protobuf field could begin a .pb), binary that cannot begin a
+ * protobuf message does not. The same bytes read as protobuf when asked for
+ * keep the protobuf reader's message. */
+static void test_corrupt_unrecognised_format(void)
+{
+    static const char formats[] =
+        "stepprof reads Chrome-trace JSON (.json, starting with '{' or '['), gzip-compressed JSON "
+        "(.json.gz), "
+        "paddle's protobuf NodeTreesProto (.pb) and stepprof's crash and stream dumps (.spdump)";
+    char want[1200];
+    write_file("hello world\nsecond line\n", 24);
+    CHECK_EQ(SP_EFORMAT, try_load(SP_FORMAT_AUTO));
+    snprintf(want, sizeof want,
+             "%s: unrecognised format (the file begins with \"hello world\", which is not how a "
+             "trace begins): %s",
+             path, formats);
+    CHECK_STR_EQ(want, sp_last_error());
+    CHECK_EQ(SP_EFORMAT, try_load(SP_FORMAT_PROTOBUF));
+    CHECK(strstr(sp_last_error(), ": not a valid protobuf trace: ") != NULL);
+    /* UTF-8 text, cut to its first 24 bytes on a character's boundary. */
+    write_file("d\xc3\xa9j\xc3\xa0 vu, un fichiers \xc3\xa9"
+               "crit \xc3\xa0 la main",
+               40);
+    CHECK_EQ(SP_EFORMAT, try_load(SP_FORMAT_AUTO));
+    CHECK(strstr(sp_last_error(),
+                 "(the file begins with \"d\xc3\xa9j\xc3\xa0 vu, un fichiers \",") != NULL);
+    /* Wire type 7 in the first byte: no protobuf message starts so. */
+    write_file("\x7f"
+               "ELF\x02\x01\x01\x00\x00\x00",
+               10);
+    CHECK_EQ(SP_EFORMAT, try_load(SP_FORMAT_AUTO));
+    snprintf(want, sizeof want,
+             "%s: unrecognised format (the file begins with bytes 7f 45 4c 46 02 01 01 00, which "
+             "is not how a trace "
+             "begins): %s",
+             path, formats);
+    CHECK_STR_EQ(want, sp_last_error());
+    /* Field number 0. */
+    write_file("\x00\x01", 2);
+    CHECK_EQ(SP_EFORMAT, try_load(SP_FORMAT_AUTO));
+    CHECK(strstr(sp_last_error(), "unrecognised format (the file begins with bytes 00 01,") !=
+          NULL);
+    /* Binary that can begin a .pb keeps the protobuf reader's message. */
+    static const unsigned char node[] = {0x1a, 0x04, 0x12, 0x7f, 0x08, 0x01};
+    write_file(node, sizeof node);
+    CHECK_EQ(SP_EFORMAT, try_load(SP_FORMAT_AUTO));
+    CHECK(strstr(sp_last_error(), ": not a valid protobuf trace: ") != NULL);
+}
+
 static void test_corrupt_hostile_files(void)
 {
     /* Wrong magic and junk. */
@@ -149,6 +200,10 @@ static void test_corrupt_hostile_files(void)
     CHECK_EQ(SP_EFORMAT, try_load(SP_FORMAT_AUTO));
     write_file("\x1f\x8bnot gzip at all", 17);
     CHECK_EQ(SP_EFORMAT, try_load(SP_FORMAT_AUTO));
+    CHECK(strstr(sp_last_error(),
+                 ": not a valid gzip file: the data is corrupt (zlib: unknown compression "
+                 "method, at compressed byte 4); compress the trace again or use an uncorrupted "
+                 "copy") != NULL);
     /* Field 3 claiming 2^62 bytes; a varint of 11 bytes; wire type 3. */
     static const unsigned char huge[] = {0x1a, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40, 0x08};
     write_file(huge, sizeof huge);
@@ -201,6 +256,7 @@ int main(void)
     RUN_TEST(test_corrupt_paddle_pb);
     RUN_TEST(test_corrupt_json);
     RUN_TEST(test_corrupt_gzip);
+    RUN_TEST(test_corrupt_unrecognised_format);
     RUN_TEST(test_corrupt_hostile_files);
     unlink(path);
     snprintf(path, sizeof path, "%s/t.json.gz", dir);
