@@ -116,8 +116,13 @@ class ProtobufHandler:
         try:
             os.makedirs(self.dir_name, exist_ok=True)
         except OSError as e:
-            raise OSError(f"Can not create directory '{self.dir_name}' for saving profiling "
-                          f"results.") from e
+            # paddle's sentence, then why (as the core's sp__mkdirs says it);
+            # the message stays the exception's text, with errno kept.
+            where = f"'{e.filename}': " if e.filename and e.filename != self.dir_name else ""
+            error = OSError(f"Can not create directory '{self.dir_name}' for saving profiling "
+                            f"results: {where}{e.strerror or e}")
+            error.errno = e.errno
+            raise error from e
 
     def __repr__(self):
         return f"ProtobufHandler({self.dir_name!r}, {self.worker_name!r})"

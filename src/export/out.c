@@ -100,7 +100,21 @@ sp_status sp__out_open(sp__out **out, const char *path, int gzip)
     tmp_name(path, tmp, len + 40);
     o->fd = create_tmp(tmp);
     if (o->fd < 0) {
-        sp_status s = sp__fail(SP_EIO, "cannot create %s: %s", tmp, strerror(errno));
+        /* Named by the target: the temporary's name means nothing to the
+         * user, but where it is made (the target's directory) does. */
+        int err = errno;
+        const char *slash = strrchr(path, '/');
+        int dir_len = slash ? (int)(slash == path ? 1 : slash - path) : 1;
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%.*s", dir_len, slash ? path : ".");
+        struct stat st;
+        int dir_exists = stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+        const char *hint = (err == ENOENT || err == ENOTDIR) && !dir_exists ? "must exist"
+                           : err == EACCES || err == EPERM || err == EROFS  ? "must be writable"
+                                                                            : NULL;
+        sp_status s = hint ? sp__fail(SP_EIO, "cannot write %s: %s (its directory '%s' %s)", path,
+                                      strerror(err), dir, hint)
+                           : sp__fail(SP_EIO, "cannot write %s: %s", path, strerror(err));
         sp__free(tmp);
         sp__free(copy);
         sp__free(o);
@@ -214,15 +228,30 @@ sp_status sp__mkdirs(const char *dir)
         char saved = *p;
         *p = '\0';
         if (mkdir(path, 0755) != 0 && errno != EEXIST) {
-            s = sp__fail(SP_EIO, "Can not create directory '%s' for saving profiling results.", dir);
+            int err = errno;
+            if (saved == '\0')
+                s = sp__fail(SP_EIO,
+                             "Can not create directory '%s' for saving profiling results: %s", dir,
+                             strerror(err));
+            else
+                s = sp__fail(SP_EIO,
+                             "Can not create directory '%s' for saving profiling results: '%s': %s",
+                             dir, path, strerror(err));
             break;
         }
         *p = saved;
         if (saved == '\0') break;
     }
     struct stat st;
-    if (s == SP_OK && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)))
-        s = sp__fail(SP_EIO, "Can not create directory '%s' for saving profiling results.", dir);
+    if (s == SP_OK && stat(dir, &st) != 0)
+        s = sp__fail(SP_EIO, "Can not create directory '%s' for saving profiling results: %s", dir,
+                     strerror(errno));
+    else if (s == SP_OK && !S_ISDIR(st.st_mode))
+        s = sp__fail(
+            SP_EIO,
+            "Can not create directory '%s' for saving profiling results: %s (a file of that "
+            "name exists)",
+            dir, strerror(ENOTDIR));
     sp__free(path);
     return s;
 }

@@ -1,7 +1,9 @@
 /* test_out.c: the output files of out.c (every export writes through it).
  * A file gets the mode any new file gets under the process's umask, not a
  * fixed 0644; a target name of up to NAME_MAX (255) bytes can be written,
- * although "<name>.tmpXXXXXX" would not fit; no temporary is left behind. */
+ * although "<name>.tmpXXXXXX" would not fit; no temporary is left behind.
+ * Errors name the target (never its temporary) and the reason, and
+ * sp__mkdirs says why a directory could not be made. */
 #include "check.h"
 #include "export.h"
 
@@ -82,11 +84,64 @@ static void test_out_long_names_fit(void)
     CHECK_EQ(0, entries());
 }
 
+/* The target is named, not "<target>.tmpXXXXXX", with errno's text and,
+ * when the directory is missing, what to do. */
+static void test_out_error_names_the_target(void)
+{
+    char path[400], want[1200];
+    snprintf(path, sizeof path, "%s/missing/x.pb", dir);
+    CHECK_EQ(SP_EIO, write_hello(path, 0));
+    snprintf(want, sizeof want,
+             "cannot write %s: No such file or directory (its directory '%s/missing' must exist)",
+             path, dir);
+    CHECK_STR_EQ(want, sp_last_error());
+    CHECK(strstr(sp_last_error(), ".tmp") == NULL);
+    CHECK_EQ(0, entries());
+}
+
+/* sp__mkdirs gives paddle's sentence followed by the reason: errno's text,
+ * and the part of the path that could not be made. */
+static void test_out_mkdirs_says_why(void)
+{
+    char file[400], sub[500], want[1200];
+    snprintf(file, sizeof file, "%s/plain", dir);
+    FILE *f = fopen(file, "w");
+    CHECK(f != NULL);
+    if (f) fclose(f);
+    CHECK_EQ(SP_EIO, sp__mkdirs(file));
+    snprintf(want, sizeof want,
+             "Can not create directory '%s' for saving profiling results: Not a directory (a file "
+             "of that name "
+             "exists)",
+             file);
+    CHECK_STR_EQ(want, sp_last_error());
+    snprintf(sub, sizeof sub, "%s/a/b", file);
+    CHECK_EQ(SP_EIO, sp__mkdirs(sub));
+    snprintf(want, sizeof want,
+             "Can not create directory '%s' for saving profiling results: '%s/a': Not a directory",
+             sub, file);
+    CHECK_STR_EQ(want, sp_last_error());
+    snprintf(sub, sizeof sub, "%s/last", file);
+    CHECK_EQ(SP_EIO, sp__mkdirs(sub));
+    snprintf(want, sizeof want,
+             "Can not create directory '%s' for saving profiling results: Not a directory", sub);
+    CHECK_STR_EQ(want, sp_last_error());
+    unlink(file);
+    snprintf(sub, sizeof sub, "%s/made/here", dir);
+    CHECK_OK(sp__mkdirs(sub));
+    rmdir(sub);
+    snprintf(sub, sizeof sub, "%s/made", dir);
+    rmdir(sub);
+    CHECK_EQ(0, entries());
+}
+
 int main(void)
 {
     CHECK(mkdtemp(dir) != NULL);
     RUN_TEST(test_out_mode_follows_umask);
     RUN_TEST(test_out_long_names_fit);
+    RUN_TEST(test_out_error_names_the_target);
+    RUN_TEST(test_out_mkdirs_says_why);
     rmdir(dir);
     return TEST_SUMMARY();
 }
