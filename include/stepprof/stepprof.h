@@ -373,7 +373,8 @@ typedef struct sp_scheduler {
  * skip_first CLOSED steps, cycles of closed CLOSED, ready READY and record
  * recorded steps, the last of which is RECORD_AND_RETURN; repeat cycles, or
  * forever when repeat is 0.
- * Errors: SP_EINVAL "Invalid profiler scheduler arguments" unless closed >= 0,
+ * Errors: SP_EINVAL "Invalid profiler scheduler arguments: <which one is
+ * wrong>" (such as "record (0) must be greater than 0") unless closed >= 0,
  * ready >= 0, record > 0, repeat >= 0 and skip_first >= 0.
  * A scheduler with ready == 0 makes the profiler warn once when created.
  * Threads: any. */
@@ -382,7 +383,8 @@ SP_API sp_status sp_scheduler_make(sp_scheduler *out, int64_t closed, int64_t re
 
 /* paddle's (start, end) tuple: records steps [start, end) once; step start-1
  * is READY. start is clamped to 0.
- * Errors: SP_EINVAL unless end > start.
+ * Errors: SP_EINVAL unless end > start ("Invalid profiler scheduler
+ * arguments: end (5) must be greater than start (5)").
  * Threads: any. */
 SP_API sp_status sp_scheduler_range(sp_scheduler *out, int64_t start, int64_t end);
 

@@ -3,7 +3,8 @@
  * the C sp_scheduler, so a profiler built from one never calls into Python
  * per step; calling the object (sched(step)) gives the state, as paddle's
  * scheduler functions do. Argument errors carry the core's message
- * ("Invalid profiler scheduler arguments"). */
+ * ("Invalid profiler scheduler arguments: end (5) must be greater than
+ * start (5)"). */
 #include "core.h"
 
 static PyObject *wrap(PyObject *cls, const sp_scheduler *sched)

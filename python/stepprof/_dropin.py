@@ -13,10 +13,14 @@ class SchedulerArgumentError(AssertionError, ValueError):
     this is an AssertionError, and a ValueError as stepprof raised before."""
 
 
-def invalid(error=None):
-    """The error for bad scheduler arguments (error: the core's ValueError)."""
-    return SchedulerArgumentError(str(error) if error is not None
-                                  else "Invalid profiler scheduler arguments")
+def invalid(error=None, why=None):
+    """The error for bad scheduler arguments: the core's ValueError (error),
+    whose text says which argument was wrong, or paddle's words followed by
+    why."""
+    if error is not None:
+        return SchedulerArgumentError(str(error))
+    text = "Invalid profiler scheduler arguments"
+    return SchedulerArgumentError(f"{text}: {why}" if why else text)
 
 
 def record_every_step(step):

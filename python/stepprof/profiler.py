@@ -53,7 +53,8 @@ class _Scheduler(_core.Scheduler):
 
     def __call__(self, step):
         if isinstance(step, int) and step < 0:
-            raise _invalid()  # paddle's scheduler functions assert step >= 0
+            # paddle's scheduler functions assert step >= 0
+            raise _invalid(why=f"step ({step}) must be >= 0")
         return ProfilerState(super().__call__(step))
 
 
@@ -67,7 +68,8 @@ def make_scheduler(*, closed, ready, record, repeat=0, skip_first=0):
     """paddle's make_scheduler: after skip_first CLOSED steps, cycles of
     `closed` CLOSED, `ready` READY and `record` recorded steps (the last one
     RECORD_AND_RETURN), `repeat` times (0: forever). Raises ValueError
-    "Invalid profiler scheduler arguments" unless closed >= 0, ready >= 0,
+    "Invalid profiler scheduler arguments: <which argument is wrong>" (such
+    as "record (0) must be greater than 0") unless closed >= 0, ready >= 0,
     record > 0, repeat >= 0 and skip_first >= 0 (SchedulerArgumentError, an
     AssertionError as paddle's assert and a ValueError)."""
     try:
@@ -104,7 +106,8 @@ def _scheduler_value(scheduler):
     if isinstance(scheduler, (tuple, list)):
         # paddle's (start, end): records steps [start, end) once.
         if len(scheduler) != 2:
-            raise _invalid()
+            raise _invalid(why=f"a (start, end) pair expected, got {len(scheduler)} "
+                               f"value{'' if len(scheduler) == 1 else 's'}")
         start, end = scheduler
         try:
             return _Scheduler._range(start, end)

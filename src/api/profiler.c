@@ -406,8 +406,15 @@ static void close_step_event(sp_profiler *p)
 static sp_status check_options(const sp_options *o)
 {
     const sp_scheduler *s = &o->scheduler;
-    if ((unsigned)s->form > SP_SCHEDULER_CUSTOM || (s->form == SP_SCHEDULER_CUSTOM && !s->fn))
-        return sp__fail(SP_EINVAL, "Invalid profiler scheduler arguments");
+    if ((unsigned)s->form > SP_SCHEDULER_CUSTOM)
+        return sp__fail(SP_EINVAL,
+                        "Invalid profiler scheduler arguments: unknown scheduler form %d (make the "
+                        "scheduler with sp_scheduler_make, _range, _torch or _custom)",
+                        (int)s->form);
+    if (s->form == SP_SCHEDULER_CUSTOM && !s->fn)
+        return sp__fail(
+            SP_EINVAL,
+            "Invalid profiler scheduler arguments: a custom scheduler without a function");
     if (s->form == SP_SCHEDULER_CYCLE || s->form == SP_SCHEDULER_TORCH) {
         sp_scheduler check;
         if (sp_scheduler_make(&check, s->closed, s->ready, s->record, s->repeat, s->skip_first) != SP_OK)

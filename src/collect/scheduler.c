@@ -4,19 +4,34 @@
 
 #include <string.h>
 
-static sp_status invalid(void)
-{
-    return sp__fail(SP_EINVAL, "Invalid profiler scheduler arguments");
-}
+#define INVALID "Invalid profiler scheduler arguments"
 
-sp_status sp_scheduler_make(sp_scheduler *out, int64_t closed, int64_t ready, int64_t record,
-                            int64_t repeat, int64_t skip_first)
+/* Checks a cycle's arguments, named as the caller's API names them (paddle's
+ * closed/ready/record or torch's wait/warmup/active), and fills *out. The
+ * message keeps paddle's words and says which argument was wrong. */
+static sp_status make_cycle(sp_scheduler *out, int64_t closed, int64_t ready, int64_t record,
+                            int64_t repeat, int64_t skip_first, const char *const names[3])
 {
-    if (!out || closed < 0 || ready < 0 || record <= 0 || repeat < 0 || skip_first < 0)
-        return invalid();
+    const int64_t values[3] = {closed, ready, record};
+    if (!out) return sp__fail(SP_EINVAL, INVALID ": the scheduler to fill is NULL");
+    for (int k = 0; k < 2; k++)
+        if (values[k] < 0)
+            return sp__fail(SP_EINVAL, INVALID ": %s (%lld) must be >= 0", names[k],
+                            (long long)values[k]);
+    if (record <= 0)
+        return sp__fail(SP_EINVAL, INVALID ": %s (%lld) must be greater than 0", names[2],
+                        (long long)record);
+    if (repeat < 0)
+        return sp__fail(SP_EINVAL, INVALID ": repeat (%lld) must be >= 0 (0 repeats forever)",
+                        (long long)repeat);
+    if (skip_first < 0)
+        return sp__fail(SP_EINVAL, INVALID ": skip_first (%lld) must be >= 0",
+                        (long long)skip_first);
     /* The cycle length must not overflow the step arithmetic. */
-    if (closed > INT64_MAX / 4 || ready > INT64_MAX / 4 || record > INT64_MAX / 4)
-        return invalid();
+    for (int k = 0; k < 3; k++)
+        if (values[k] > INT64_MAX / 4)
+            return sp__fail(SP_EINVAL, INVALID ": %s (%lld) must be at most %lld", names[k],
+                            (long long)values[k], (long long)(INT64_MAX / 4));
     memset(out, 0, sizeof *out);
     out->form = SP_SCHEDULER_CYCLE;
     out->closed = closed;
@@ -27,11 +42,24 @@ sp_status sp_scheduler_make(sp_scheduler *out, int64_t closed, int64_t ready, in
     return SP_OK;
 }
 
+sp_status sp_scheduler_make(sp_scheduler *out, int64_t closed, int64_t ready, int64_t record,
+                            int64_t repeat, int64_t skip_first)
+{
+    static const char *const names[3] = {"closed", "ready", "record"};
+    return make_cycle(out, closed, ready, record, repeat, skip_first, names);
+}
+
 sp_status sp_scheduler_range(sp_scheduler *out, int64_t start, int64_t end)
 {
-    if (!out || end <= start) return invalid();
+    if (!out) return sp__fail(SP_EINVAL, INVALID ": the scheduler to fill is NULL");
+    if (end <= start)
+        return sp__fail(SP_EINVAL, INVALID ": end (%lld) must be greater than start (%lld)",
+                        (long long)end, (long long)start);
     if (start < 0) start = 0;
-    if (end <= start) return invalid();
+    if (end <= start)
+        return sp__fail(SP_EINVAL,
+                        INVALID ": end (%lld) must be greater than 0 (steps are numbered from 0)",
+                        (long long)end);
     if (start >= 1) return sp_scheduler_make(out, start - 1, 1, end - start, 1, 0);
     return sp_scheduler_make(out, 0, 0, end, 1, 0);
 }
@@ -39,7 +67,8 @@ sp_status sp_scheduler_range(sp_scheduler *out, int64_t start, int64_t end)
 sp_status sp_scheduler_torch(sp_scheduler *out, int64_t wait, int64_t warmup, int64_t active,
                              int64_t repeat, int64_t skip_first, int64_t skip_first_wait)
 {
-    sp_status s = sp_scheduler_make(out, wait, warmup, active, repeat, skip_first);
+    static const char *const names[3] = {"wait", "warmup", "active"};
+    sp_status s = make_cycle(out, wait, warmup, active, repeat, skip_first, names);
     if (s != SP_OK) return s;
     out->form = SP_SCHEDULER_TORCH;
     out->skip_first_wait = skip_first_wait != 0;
@@ -48,7 +77,8 @@ sp_status sp_scheduler_torch(sp_scheduler *out, int64_t wait, int64_t warmup, in
 
 sp_status sp_scheduler_custom(sp_scheduler *out, sp_schedule_fn fn, void *user)
 {
-    if (!out || !fn) return invalid();
+    if (!out) return sp__fail(SP_EINVAL, INVALID ": the scheduler to fill is NULL");
+    if (!fn) return sp__fail(SP_EINVAL, INVALID ": the scheduler function is NULL");
     memset(out, 0, sizeof *out);
     out->form = SP_SCHEDULER_CUSTOM;
     out->fn = fn;

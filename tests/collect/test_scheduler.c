@@ -322,36 +322,55 @@ static void test_scheduler_invalid_arguments(void)
 {
     sp_scheduler s, before;
     /* make_scheduler: closed >= 0, ready >= 0, record > 0, repeat >= 0,
-     * skip_first >= 0. */
-    CHECK_INVALID(INVALID_TEXT, sp_scheduler_make(&s, 1, 1, 0, 0, 0));
-    CHECK_INVALID(INVALID_TEXT, sp_scheduler_make(&s, 1, 1, -1, 0, 0));
-    CHECK_INVALID(INVALID_TEXT, sp_scheduler_make(&s, -1, 1, 1, 0, 0));
-    CHECK_INVALID(INVALID_TEXT, sp_scheduler_make(&s, 1, -1, 1, 0, 0));
-    CHECK_INVALID(INVALID_TEXT, sp_scheduler_make(&s, 1, 1, 1, -1, 0));
-    CHECK_INVALID(INVALID_TEXT, sp_scheduler_make(&s, 1, 1, 1, 0, -1));
-    CHECK_INVALID(INVALID_TEXT, sp_scheduler_make(&s, INT64_MIN, 0, 1, 0, 0));
+     * skip_first >= 0; the message keeps paddle's words and says which. */
+    CHECK_INVALID(INVALID_TEXT ": record (0) must be greater than 0",
+                  sp_scheduler_make(&s, 1, 1, 0, 0, 0));
+    CHECK_INVALID(INVALID_TEXT ": record (-1) must be greater than 0",
+                  sp_scheduler_make(&s, 1, 1, -1, 0, 0));
+    CHECK_INVALID(INVALID_TEXT ": closed (-1) must be >= 0", sp_scheduler_make(&s, -1, 1, 1, 0, 0));
+    CHECK_INVALID(INVALID_TEXT ": ready (-1) must be >= 0", sp_scheduler_make(&s, 1, -1, 1, 0, 0));
+    CHECK_INVALID(INVALID_TEXT ": repeat (-1) must be >= 0 (0 repeats forever)",
+                  sp_scheduler_make(&s, 1, 1, 1, -1, 0));
+    CHECK_INVALID(INVALID_TEXT ": skip_first (-1) must be >= 0",
+                  sp_scheduler_make(&s, 1, 1, 1, 0, -1));
+    CHECK_INVALID(INVALID_TEXT ": closed (-9223372036854775808) must be >= 0",
+                  sp_scheduler_make(&s, INT64_MIN, 0, 1, 0, 0));
+    CHECK_INVALID(INVALID_TEXT ": record (2305843009213693952) must be at most 2305843009213693951",
+                  sp_scheduler_make(&s, 0, 0, INT64_MAX / 4 + 1, 0, 0));
     CHECK_EQ(SP_EINVAL, sp_scheduler_make(NULL, 1, 1, 1, 0, 0));
-    CHECK_STR_EQ(INVALID_TEXT, sp_last_error());
+    CHECK_STR_EQ(INVALID_TEXT ": the scheduler to fill is NULL", sp_last_error());
 
-    /* torch: the same rules. */
-    CHECK_INVALID(INVALID_TEXT, sp_scheduler_torch(&s, 1, 1, 0, 0, 0, 0));
-    CHECK_INVALID(INVALID_TEXT, sp_scheduler_torch(&s, -1, 1, 1, 0, 0, 0));
-    CHECK_INVALID(INVALID_TEXT, sp_scheduler_torch(&s, 1, -1, 1, 0, 0, 0));
-    CHECK_INVALID(INVALID_TEXT, sp_scheduler_torch(&s, 1, 1, 1, -1, 0, 0));
-    CHECK_INVALID(INVALID_TEXT, sp_scheduler_torch(&s, 1, 1, 1, 0, -1, 1));
+    /* torch: the same rules, under torch's names. */
+    CHECK_INVALID(INVALID_TEXT ": active (0) must be greater than 0",
+                  sp_scheduler_torch(&s, 1, 1, 0, 0, 0, 0));
+    CHECK_INVALID(INVALID_TEXT ": wait (-1) must be >= 0",
+                  sp_scheduler_torch(&s, -1, 1, 1, 0, 0, 0));
+    CHECK_INVALID(INVALID_TEXT ": warmup (-1) must be >= 0",
+                  sp_scheduler_torch(&s, 1, -1, 1, 0, 0, 0));
+    CHECK_INVALID(INVALID_TEXT ": repeat (-1) must be >= 0 (0 repeats forever)",
+                  sp_scheduler_torch(&s, 1, 1, 1, -1, 0, 0));
+    CHECK_INVALID(INVALID_TEXT ": skip_first (-1) must be >= 0",
+                  sp_scheduler_torch(&s, 1, 1, 1, 0, -1, 1));
 
     /* range: end > start (after clamping start to 0). */
-    CHECK_INVALID(INVALID_TEXT, sp_scheduler_range(&s, 5, 5));
-    CHECK_INVALID(INVALID_TEXT, sp_scheduler_range(&s, 5, 3));
-    CHECK_INVALID(INVALID_TEXT, sp_scheduler_range(&s, 0, 0));
-    CHECK_INVALID(INVALID_TEXT, sp_scheduler_range(&s, -5, -1));
-    CHECK_INVALID(INVALID_TEXT, sp_scheduler_range(&s, -3, 0));
+    CHECK_INVALID(INVALID_TEXT ": end (5) must be greater than start (5)",
+                  sp_scheduler_range(&s, 5, 5));
+    CHECK_INVALID(INVALID_TEXT ": end (3) must be greater than start (5)",
+                  sp_scheduler_range(&s, 5, 3));
+    CHECK_INVALID(INVALID_TEXT ": end (0) must be greater than start (0)",
+                  sp_scheduler_range(&s, 0, 0));
+    CHECK_INVALID(INVALID_TEXT ": end (-1) must be greater than 0 (steps are numbered from 0)",
+                  sp_scheduler_range(&s, -5, -1));
+    CHECK_INVALID(INVALID_TEXT ": end (0) must be greater than 0 (steps are numbered from 0)",
+                  sp_scheduler_range(&s, -3, 0));
+    CHECK_EQ(SP_EINVAL, sp_scheduler_range(NULL, 1, 2));
+    CHECK_STR_EQ(INVALID_TEXT ": the scheduler to fill is NULL", sp_last_error());
 
     /* custom: fn must not be NULL. */
     memset(&s, 0x5A, sizeof s);
     memcpy(&before, &s, sizeof s);
     CHECK_EQ(SP_EINVAL, sp_scheduler_custom(&s, NULL, &s));
-    CHECK_STR_EQ(INVALID_TEXT, sp_last_error());
+    CHECK_STR_EQ(INVALID_TEXT ": the scheduler function is NULL", sp_last_error());
     CHECK(memcmp(&before, &s, sizeof s) == 0);
 
     /* torch with skip_first_wait near INT64_MAX must not overflow. */

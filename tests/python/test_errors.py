@@ -1,5 +1,7 @@
 """Bad arguments raise ValueError or TypeError with semantics.md's messages,
 and misuse never crashes the interpreter."""
+import errno
+
 import pytest
 
 import stepprof.profiler as profiler
@@ -22,6 +24,41 @@ def test_make_scheduler_rejects_bad_arguments(kwargs):
 def test_schedule_rejects_bad_arguments():
     with pytest.raises(ValueError, match=INVALID):
         profiler.schedule(wait=1, warmup=1, active=0)
+
+
+@pytest.mark.parametrize("kwargs, why", [
+    (dict(closed=1, ready=1, record=0), "record (0) must be greater than 0"),
+    (dict(closed=-1, ready=1, record=2), "closed (-1) must be >= 0"),
+    (dict(closed=1, ready=-1, record=2), "ready (-1) must be >= 0"),
+    (dict(closed=1, ready=1, record=2, repeat=-1), "repeat (-1) must be >= 0 (0 repeats forever)"),
+    (dict(closed=1, ready=1, record=2, skip_first=-1), "skip_first (-1) must be >= 0"),
+])
+def test_make_scheduler_says_which_argument_is_wrong(kwargs, why):
+    with pytest.raises(ValueError) as info:
+        profiler.make_scheduler(**kwargs)
+    assert str(info.value) == f"{INVALID}: {why}"
+
+
+def test_scheduler_errors_say_what_was_wrong():
+    with pytest.raises(ValueError) as info:
+        profiler.schedule(wait=1, warmup=1, active=0)
+    assert str(info.value) == f"{INVALID}: active (0) must be greater than 0"
+    with pytest.raises(ValueError) as info:
+        profiler.make_scheduler(closed=1, ready=1, record=2)(-1)
+    assert str(info.value) == f"{INVALID}: step (-1) must be >= 0"
+
+
+@pytest.mark.parametrize("sched, why", [
+    ((5, 5), "end (5) must be greater than start (5)"),
+    ((9, 3), "end (3) must be greater than start (9)"),
+    ((-3, 0), "end (0) must be greater than 0 (steps are numbered from 0)"),
+    ((1, 2, 3), "a (start, end) pair expected, got 3 values"),
+    ((1,), "a (start, end) pair expected, got 1 value"),
+])
+def test_tuple_scheduler_says_what_was_wrong(sched, why):
+    with pytest.raises(ValueError) as info:
+        profiler.Profiler(scheduler=sched)
+    assert str(info.value) == f"{INVALID}: {why}"
 
 
 def test_make_scheduler_rejects_non_integers():
@@ -108,9 +145,30 @@ def test_protobuf_bad_arguments():
         f.write(b"\x1a\xff\xff\xff\xff\x0f")
     with pytest.raises(ValueError, match="junk.pb"):
         profiler.load_profiler_result("junk.pb")
+    # A text file is no trace: the message says so and lists the formats.
+    with open("notes.txt", "w") as f:
+        f.write("hello world\n")
+    with pytest.raises(ValueError) as info:
+        profiler.load_profiler_result("notes.txt")
+    assert str(info.value).startswith('notes.txt: unrecognised format (the file begins with "hello world", '
+                                      'which is not how a trace begins): stepprof reads Chrome-trace JSON')
     prof = _profiled()
     with pytest.raises(ValueError):
         prof.export("x.json", "xml")
+
+
+def test_export_protobuf_says_why_the_directory_cannot_be_made(tmp_path):
+    plain = tmp_path / "plain"
+    plain.write_text("")
+    with pytest.raises(OSError) as info:
+        profiler.export_protobuf(str(plain / "sub"))
+    assert str(info.value) == (f"Can not create directory '{plain / 'sub'}' for saving profiling "
+                               f"results: Not a directory")
+    assert info.value.errno == errno.ENOTDIR
+    with pytest.raises(OSError) as info:
+        profiler.export_protobuf(str(plain / "a" / "b"))
+    assert str(info.value) == (f"Can not create directory '{plain / 'a' / 'b'}' for saving profiling "
+                               f"results: '{plain / 'a'}': Not a directory")
 
 
 def test_export_without_result_raises():
