@@ -82,6 +82,78 @@ static void test_cli_help_for_each_command(void)
     }
     CHECK_EQ(0, cli("--version"));
     CHECK(strstr(out_text, SP_VERSION_STRING) != NULL);
+    /* --help lists --version. */
+    CHECK_EQ(0, cli("--help"));
+    CHECK(strstr(out_text, "  --version             print stepprof's version and exit\n") != NULL);
+}
+
+/* Each usage error names what was wrong and what is accepted instead. */
+static void test_cli_usage_errors_say_what_to_do(void)
+{
+    CHECK_EQ(2, cli("summary --views Overview,Nope " SEED));
+    CHECK(strstr(err_text,
+                 "stepprof: --views: unknown view 'Nope'; the views are Device, Overview, Model, "
+                 "Distributed, Kernel, Operator, Memory, MemoryManipulation or UDF (paddle's "
+                 "SummaryView names, such as OverView, work too)\n") != NULL);
+    CHECK_EQ(2, cli("summary --views 'Overview, Oprator' " SEED));
+    CHECK(strstr(err_text, "unknown view 'Oprator';") != NULL);
+    CHECK_EQ(2, cli("summary --views Overview,,Kernel " SEED));
+    CHECK(strstr(err_text, "--views 'Overview,,Kernel': an empty view name;") != NULL);
+    CHECK_EQ(2, cli("summary --sorted-by Bogus " SEED));
+    CHECK(strstr(err_text,
+                 "--sorted-by: unknown sort key 'Bogus'; the keys are CPUTotal, CPUAvg, CPUMax, "
+                 "CPUMin, GPUTotal, GPUAvg, GPUMax or GPUMin") != NULL);
+    /* --torch's value is optional: a word after it that is no sort key,
+     * followed by the FILE, was meant as the key. */
+    CHECK_EQ(2, cli("summary --torch flops " SEED));
+    CHECK(strstr(err_text,
+                 "stepprof: --torch: unknown sort key 'flops'; it sorts by self_cpu_time_total "
+                 "(default), cpu_time_total, cpu_time_avg or count\n") != NULL);
+    CHECK_EQ(2, cli("summary " SEED " --torch flops"));
+    CHECK(strstr(err_text, "--torch: unknown sort key 'flops'") != NULL);
+    CHECK_EQ(2, cli("summary --torch=flops " SEED));
+    CHECK(strstr(err_text, "--torch: unknown sort key 'flops'") != NULL);
+    CHECK_EQ(2, cli("summary --thread-sep=yes " SEED));
+    CHECK(strstr(err_text, "stepprof: --thread-sep takes no value, got '--thread-sep=yes'\n") !=
+          NULL);
+    CHECK_EQ(2, cli("summary --time-unit"));
+    CHECK(strstr(err_text,
+                 "stepprof: --time-unit needs a value: --time-unit UNIT (or --time-unit=UNIT)\n") !=
+          NULL);
+    CHECK_EQ(2, cli("diff --per-step=1 " SEED " " SEED));
+    CHECK(strstr(err_text, "--per-step takes no value") != NULL);
+    CHECK_EQ(2, cli("diff --limit=-1 " SEED " " SEED));
+    CHECK(strstr(err_text, "bad --limit '-1': a number of rows, 0 for all") != NULL);
+    CHECK_EQ(2, cli("info --bogus " SEED));
+    CHECK(strstr(err_text,
+                 "stepprof: unknown option '--bogus'\nRun 'stepprof info --help' for usage.\n") !=
+          NULL);
+}
+
+/* Every option that takes a value takes it as --opt=value too. */
+static void test_cli_options_take_joined_values(void)
+{
+    static char want[sizeof out_text];
+    CHECK_EQ(0, cli("summary --time-unit us --views Overview,Operator --sorted-by CPUMax " SEED));
+    snprintf(want, sizeof want, "%s", out_text);
+    CHECK(strstr(want, "Operator Summary") != NULL);
+    CHECK_EQ(0, cli("summary --time-unit=us --views=Overview,Operator --sorted-by=CPUMax " SEED));
+    CHECK_STR_EQ(want, out_text);
+    /* Spaces after the commas, as a shell user types them. */
+    CHECK_EQ(0,
+             cli("summary --time-unit=us --views 'Overview, Operator' --sorted-by=CPUMax " SEED));
+    CHECK_STR_EQ(want, out_text);
+    CHECK_EQ(0, cli("summary --torch count " SEED));
+    snprintf(want, sizeof want, "%s", out_text);
+    CHECK_EQ(0, cli("summary --torch=count " SEED));
+    CHECK_STR_EQ(want, out_text);
+    CHECK_EQ(0, cli("convert " SEED " --output=joined.out --format=pb"));
+    CHECK_EQ(0, cli("info joined.out"));
+    CHECK(strstr(out_text, "threads: 2\n") != NULL);
+    CHECK_EQ(0, cli("diff --time-unit us --limit 1 " SEED " " SEED));
+    snprintf(want, sizeof want, "%s", out_text);
+    CHECK_EQ(0, cli("diff --time-unit=us --limit=1 " SEED " " SEED));
+    CHECK_STR_EQ(want, out_text);
 }
 
 static void test_cli_bad_input_exits_1_naming_the_file(void)
@@ -97,8 +169,62 @@ static void test_cli_bad_input_exits_1_naming_the_file(void)
     fclose(f);
     CHECK_EQ(1, cli("info broken.json"));
     CHECK(strstr(err_text, "broken.json: not a valid JSON trace") != NULL);
+    /* The target is named, not its temporary, with what to do. */
     CHECK_EQ(1, cli("convert " SEED " -o /nonexistent/dir/x.pb"));
-    CHECK(strstr(err_text, "/nonexistent/dir/x.pb") != NULL);
+    CHECK_STR_EQ(
+        "stepprof: cannot write /nonexistent/dir/x.pb: No such file or directory (its directory "
+        "'/nonexistent/dir' must exist)\n",
+        err_text);
+    /* A directory: the reason, and what to give instead. */
+    CHECK_EQ(1, cli("summary /tmp"));
+    CHECK_STR_EQ("stepprof: /tmp: cannot read: Is a directory (give the path of a trace file: "
+                 ".json, .json.gz, "
+                 ".pb or .spdump)\n",
+                 err_text);
+}
+
+/* A file in no format stepprof reads says so and lists the formats, for
+ * text (before: "not a valid protobuf trace: unsupported wire type at
+ * byte 3") and for binary junk; a corrupt gzip says it is one. */
+static void test_cli_unrecognised_and_corrupt_files(void)
+{
+    static const char formats[] =
+        "stepprof reads Chrome-trace JSON (.json, starting with '{' or '['), gzip-compressed JSON "
+        "(.json.gz), "
+        "paddle's protobuf NodeTreesProto (.pb) and stepprof's crash and stream dumps (.spdump)\n";
+    char want[600];
+    CHECK_EQ(1,
+             cli_after("printf 'hello world\\nsecond line\\n' >notes.txt &&", "summary notes.txt"));
+    snprintf(want, sizeof want,
+             "stepprof: notes.txt: unrecognised format (the file begins with \"hello world\", "
+             "which is not how "
+             "a trace begins): %s",
+             formats);
+    CHECK_STR_EQ(want, err_text);
+    CHECK_EQ(1, cli_after("printf '\\177ELF\\2\\1\\1\\0\\0\\0' >a.out &&", "info a.out"));
+    snprintf(want, sizeof want,
+             "stepprof: a.out: unrecognised format (the file begins with bytes 7f 45 4c 46 02 01 "
+             "01 00, which is "
+             "not how a trace begins): %s",
+             formats);
+    CHECK_STR_EQ(want, err_text);
+    /* A real .pb still loads (its first byte is a field key). */
+    CHECK_EQ(0, cli("info " PADDLE));
+    /* gzip's magic and a cut header; then a file cut after 20 bytes. */
+    CHECK_EQ(1, cli_after("printf '\\037\\213\\010\\000' >cut.json.gz &&", "info cut.json.gz"));
+    CHECK_STR_EQ("stepprof: cut.json.gz: not a valid gzip file: it is truncated or corrupt (zlib: "
+                 "unexpected "
+                 "end of file after 4 compressed bytes, 0 bytes decompressed); compress the trace "
+                 "again or use "
+                 "a complete copy\n",
+                 err_text);
+    CHECK_EQ(1, cli_after("printf '\\037\\213\\010\\000\\000\\000\\000\\000\\000\\003\\377\\377' "
+                          ">bad.json.gz &&",
+                          "info bad.json.gz"));
+    CHECK_STR_EQ("stepprof: bad.json.gz: not a valid gzip file: the data is corrupt (zlib: invalid "
+                 "block type, "
+                 "at compressed byte 11); compress the trace again or use an uncorrupted copy\n",
+                 err_text);
 }
 
 static void test_cli_convert_keeps_the_tables(void)
@@ -265,7 +391,10 @@ int main(void)
     CHECK(mkdtemp(dir) != NULL);
     RUN_TEST(test_cli_usage_errors_exit_2);
     RUN_TEST(test_cli_help_for_each_command);
+    RUN_TEST(test_cli_usage_errors_say_what_to_do);
+    RUN_TEST(test_cli_options_take_joined_values);
     RUN_TEST(test_cli_bad_input_exits_1_naming_the_file);
+    RUN_TEST(test_cli_unrecognised_and_corrupt_files);
     RUN_TEST(test_cli_convert_keeps_the_tables);
     RUN_TEST(test_cli_info);
     RUN_TEST(test_cli_diff);

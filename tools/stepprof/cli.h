@@ -23,5 +23,16 @@ int cli_load(const char *path, sp_result **out);
 int cli_usage_error(const char *command, const char *fmt, ...);
 /* Whether arg is -h or --help. */
 int cli_is_help(const char *arg);
+/* Whether argv[*i] is the option name, which takes a value, given as
+ * "NAME VALUE" (two arguments; *i is then advanced past VALUE) or as
+ * "NAME=VALUE". On a match *value is VALUE, or NULL when NAME is the last
+ * argument (see cli_missing_value). */
+int cli_option(int argc, char **argv, int *i, const char *name, const char **value);
+/* The usage error for an option given no value; returns CLI_USAGE. */
+int cli_missing_value(const char *command, const char *name, const char *what);
+/* The usage error for an argument that starts with '-' and is none of the
+ * command's options: flags (NULL-terminated) are the options that take no
+ * value, so that "--flag=x" is told apart from a misspelt option. */
+int cli_unknown_option(const char *command, const char *arg, const char *const *flags);
 
 #endif

@@ -88,7 +88,9 @@ static const char summary_help[] =
     "  --no-op-detail     operators only\n"
     "  --torch [SORT]     torch's key_averages().table() instead, sorted by\n"
     "                     self_cpu_time_total (default), cpu_time_total,\n"
-    "                     cpu_time_avg or count\n";
+    "                     cpu_time_avg or count (also --torch=SORT)\n"
+    "\n"
+    "An option's value may also be joined to it: --time-unit=us.\n";
 
 static const char *const sort_names[] = {"CPUTotal", "CPUAvg", "CPUMax", "CPUMin",
                                          "GPUTotal", "GPUAvg", "GPUMax", "GPUMin"};
@@ -105,6 +107,8 @@ static int parse_sort(const char *s, sp_sorted_key *out)
 
 static const char *const view_names[] = {"Device", "Overview", "Model", "Distributed", "Kernel",
                                          "Operator", "Memory", "MemoryManipulation", "UDF"};
+#define VIEW_LIST                                                                                  \
+    "Device, Overview, Model, Distributed, Kernel, Operator, Memory, MemoryManipulation or UDF"
 
 /* One view name: "Operator", "operator", "OperatorView", "OverView". */
 static int parse_view(const char *s, size_t len, unsigned *bits)
@@ -123,17 +127,53 @@ static int parse_view(const char *s, size_t len, unsigned *bits)
     return -1;
 }
 
+/* A comma-separated list of views; spaces around a name are ignored
+ * ("Overview, Operator"). An unknown or empty name is a usage error that
+ * names it and lists the views. */
 static int parse_views(const char *list, unsigned *bits)
 {
     *bits = 0;
     for (const char *p = list;;) {
         const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        if (parse_view(p, len, bits) != 0) return -1;
-        if (!comma) return 0;
+        const char *end = comma ? comma : p + strlen(p);
+        while (p < end && (*p == ' ' || *p == '\t'))
+            p++;
+        while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+            end--;
+        size_t len = (size_t)(end - p);
+        if (len == 0)
+            return cli_usage_error("summary",
+                                   "--views '%s': an empty view name; give names separated by "
+                                   "commas, each one of " VIEW_LIST,
+                                   list);
+        if (parse_view(p, len, bits) != 0)
+            return cli_usage_error("summary",
+                                   "--views: unknown view '%.*s'; the views are " VIEW_LIST
+                                   " (paddle's SummaryView names, such as OverView, work too)",
+                                   (int)len, p);
+        if (!comma) return CLI_OK;
         p = comma + 1;
     }
 }
+
+static const char *const torch_sorts[] = {"self_cpu_time_total", "cpu_time_total", "cpu_time_avg",
+                                          "count"};
+#define TORCH_SORT_LIST "self_cpu_time_total (default), cpu_time_total, cpu_time_avg or count"
+
+static int is_torch_sort(const char *s)
+{
+    for (int k = 0; k < 4; k++)
+        if (strcmp(s, torch_sorts[k]) == 0) return 1;
+    return 0;
+}
+
+static int bad_torch_sort(const char *v)
+{
+    return cli_usage_error("summary",
+                           "--torch: unknown sort key '%s'; it sorts by " TORCH_SORT_LIST, v);
+}
+
+static const char *const summary_flags[] = {"--thread-sep", "--op-detail", "--no-op-detail", NULL};
 
 int cli_summary(int argc, char **argv)
 {
@@ -141,42 +181,52 @@ int cli_summary(int argc, char **argv)
     sp_summary_options_init(&opts);
     const char *file = NULL, *torch = NULL;
     int use_torch = 0;
+    /* The argument after a bare --torch that is not a sort key: taken for
+     * FILE, as --torch's value is optional, unless a second FILE shows
+     * that it was meant as the sort key. */
+    const char *torch_guess = NULL;
     for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
+        const char *a = argv[i], *v;
         if (cli_is_help(a)) {
             fputs(summary_help, stdout);
             return CLI_OK;
         }
-        if (strcmp(a, "--sorted-by") == 0 || strcmp(a, "--views") == 0 || strcmp(a, "--time-unit") == 0) {
-            if (i + 1 >= argc) return cli_usage_error("summary", "%s needs a value", a);
-            const char *v = argv[++i];
-            if (strcmp(a, "--sorted-by") == 0) {
-                if (parse_sort(v, &opts.sorted_by) != 0)
-                    return cli_usage_error("summary", "unknown sort key '%s'", v);
-            } else if (strcmp(a, "--views") == 0) {
-                if (parse_views(v, &opts.views) != 0)
-                    return cli_usage_error("summary", "unknown view in '%s'", v);
-            } else {
-                if (strcmp(v, "s") && strcmp(v, "ms") && strcmp(v, "us") && strcmp(v, "ns"))
-                    return cli_usage_error("summary", "unknown time unit '%s' (s, ms, us or ns)", v);
-                opts.time_unit = v;
-            }
+        if (cli_option(argc, argv, &i, "--sorted-by", &v)) {
+            if (!v) return cli_missing_value("summary", "--sorted-by", "KEY");
+            if (parse_sort(v, &opts.sorted_by) != 0)
+                return cli_usage_error("summary",
+                                       "--sorted-by: unknown sort key '%s'; the keys are CPUTotal, "
+                                       "CPUAvg, CPUMax, CPUMin, GPUTotal, GPUAvg, GPUMax or GPUMin",
+                                       v);
+        } else if (cli_option(argc, argv, &i, "--views", &v)) {
+            if (!v) return cli_missing_value("summary", "--views", "LIST");
+            int rc = parse_views(v, &opts.views);
+            if (rc != CLI_OK) return rc;
+        } else if (cli_option(argc, argv, &i, "--time-unit", &v)) {
+            if (!v) return cli_missing_value("summary", "--time-unit", "UNIT");
+            if (strcmp(v, "s") && strcmp(v, "ms") && strcmp(v, "us") && strcmp(v, "ns"))
+                return cli_usage_error("summary", "unknown time unit '%s' (s, ms, us or ns)", v);
+            opts.time_unit = v;
         } else if (strcmp(a, "--thread-sep") == 0) {
             opts.thread_sep = true;
         } else if (strcmp(a, "--op-detail") == 0) {
             opts.op_detail = true;
         } else if (strcmp(a, "--no-op-detail") == 0) {
             opts.op_detail = false;
+        } else if (strncmp(a, "--torch=", 8) == 0) {
+            use_torch = 1;
+            torch = a + 8;
+            if (!is_torch_sort(torch)) return bad_torch_sort(torch);
         } else if (strcmp(a, "--torch") == 0) {
             use_torch = 1;
-            if (i + 1 < argc && argv[i + 1][0] != '-' && (strcmp(argv[i + 1], "self_cpu_time_total") == 0 ||
-                                                           strcmp(argv[i + 1], "cpu_time_total") == 0 ||
-                                                           strcmp(argv[i + 1], "cpu_time_avg") == 0 ||
-                                                           strcmp(argv[i + 1], "count") == 0))
+            if (i + 1 < argc && is_torch_sort(argv[i + 1]))
                 torch = argv[++i];
+            else if (i + 1 < argc && argv[i + 1][0] != '-')
+                torch_guess = argv[i + 1];
         } else if (a[0] == '-' && a[1] != '\0') {
-            return cli_usage_error("summary", "unknown option '%s'", a);
+            return cli_unknown_option("summary", a, summary_flags);
         } else if (file) {
+            if (file == torch_guess || a == torch_guess) return bad_torch_sort(torch_guess);
             return cli_usage_error("summary", "one FILE expected, got '%s' and '%s'", file, a);
         } else {
             file = a;
@@ -203,7 +253,8 @@ static const char convert_help[] =
     "Writes a saved result in another format, chosen by OUT's name: .pb for\n"
     "paddle's NodeTreesProto, .gz for gzip-compressed Chrome-trace JSON,\n"
     "anything else for Chrome-trace JSON; --format overrides the name. OUT\n"
-    "appears whole or not at all. JSON keeps host events only (no GPU records).\n";
+    "appears whole or not at all. JSON keeps host events only (no GPU records).\n"
+    "Values may be joined to their option: --output=OUT, --format=pb.\n";
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -214,20 +265,21 @@ static int ends_with(const char *s, const char *suffix)
 int cli_convert(int argc, char **argv)
 {
     const char *file = NULL, *out = NULL, *format = NULL;
+    static const char *const no_flags[] = {NULL};
     for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
+        const char *a = argv[i], *v;
         if (cli_is_help(a)) {
             fputs(convert_help, stdout);
             return CLI_OK;
         }
-        if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strcmp(a, "--format") == 0) {
-            if (i + 1 >= argc) return cli_usage_error("convert", "%s needs a value", a);
-            if (strcmp(a, "--format") == 0)
-                format = argv[++i];
-            else
-                out = argv[++i];
+        if (cli_option(argc, argv, &i, "-o", &v) || cli_option(argc, argv, &i, "--output", &v)) {
+            if (!v) return cli_missing_value("convert", a, "OUT");
+            out = v;
+        } else if (cli_option(argc, argv, &i, "--format", &v)) {
+            if (!v) return cli_missing_value("convert", "--format", "json|json.gz|pb");
+            format = v;
         } else if (a[0] == '-' && a[1] != '\0') {
-            return cli_usage_error("convert", "unknown option '%s'", a);
+            return cli_unknown_option("convert", a, no_flags);
         } else if (file) {
             return cli_usage_error("convert", "one FILE expected, got '%s' and '%s'", file, a);
         } else {
@@ -290,7 +342,9 @@ int cli_info(int argc, char **argv)
             fputs(info_help, stdout);
             return CLI_OK;
         }
-        if (argv[i][0] == '-' && argv[i][1] != '\0') return cli_usage_error("info", "unknown option '%s'", argv[i]);
+        static const char *const no_flags[] = {NULL};
+        if (argv[i][0] == '-' && argv[i][1] != '\0')
+            return cli_unknown_option("info", argv[i], no_flags);
         if (file) return cli_usage_error("info", "one FILE expected, got '%s' and '%s'", file, argv[i]);
         file = argv[i];
     }

@@ -21,7 +21,9 @@ static const char diff_help[] =
     "  --time-unit UNIT   s, ms (default), us or ns\n"
     "  --per-step         divide each time by the result's number of steps\n"
     "                     (ProfileStep calls), for runs of different lengths\n"
-    "  --limit N          at most N operator rows (default 20; 0 for all)\n";
+    "  --limit N          at most N operator rows (default 20; 0 for all)\n"
+    "\n"
+    "An option's value may also be joined to it: --time-unit=us, --limit=5.\n";
 
 typedef struct row {
     char *name;
@@ -158,27 +160,27 @@ int cli_diff(int argc, char **argv)
     long limit = 20;
     size_t nfiles = 0;
     for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
+        const char *a = argv[i], *v;
         if (cli_is_help(a)) {
             fputs(diff_help, stdout);
             return CLI_OK;
         }
-        if (strcmp(a, "--time-unit") == 0 || strcmp(a, "--limit") == 0) {
-            if (i + 1 >= argc) return cli_usage_error("diff", "%s needs a value", a);
-            const char *v = argv[++i];
-            if (strcmp(a, "--limit") == 0) {
-                char *end;
-                limit = strtol(v, &end, 10);
-                if (*v == '\0' || *end != '\0' || limit < 0) return cli_usage_error("diff", "bad --limit '%s'", v);
-            } else {
-                if (strcmp(v, "s") && strcmp(v, "ms") && strcmp(v, "us") && strcmp(v, "ns"))
-                    return cli_usage_error("diff", "unknown time unit '%s' (s, ms, us or ns)", v);
-                unit = v;
-            }
+        if (cli_option(argc, argv, &i, "--limit", &v)) {
+            if (!v) return cli_missing_value("diff", "--limit", "N");
+            char *end;
+            limit = strtol(v, &end, 10);
+            if (*v == '\0' || *end != '\0' || limit < 0)
+                return cli_usage_error("diff", "bad --limit '%s': a number of rows, 0 for all", v);
+        } else if (cli_option(argc, argv, &i, "--time-unit", &v)) {
+            if (!v) return cli_missing_value("diff", "--time-unit", "UNIT");
+            if (strcmp(v, "s") && strcmp(v, "ms") && strcmp(v, "us") && strcmp(v, "ns"))
+                return cli_usage_error("diff", "unknown time unit '%s' (s, ms, us or ns)", v);
+            unit = v;
         } else if (strcmp(a, "--per-step") == 0) {
             per_step = 1;
         } else if (a[0] == '-' && a[1] != '\0') {
-            return cli_usage_error("diff", "unknown option '%s'", a);
+            static const char *const flags[] = {"--per-step", NULL};
+            return cli_unknown_option("diff", a, flags);
         } else if (nfiles == 2) {
             return cli_usage_error("diff", "two files expected, got a third: '%s'", a);
         } else {

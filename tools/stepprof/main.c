@@ -20,8 +20,13 @@ static const char usage[] =
     "  info FILE             span, threads, event counts, dropped counts, time range\n"
     "  diff A B              per-phase and per-operator time differences, B - A\n"
     "\n"
-    "`stepprof COMMAND --help` describes a command. Exit codes: 0 success, 1 bad\n"
-    "input or output file, 2 wrong usage.\n";
+    "options:\n"
+    "  -h, --help            this text; `stepprof COMMAND --help` describes a command\n"
+    "  --version             print stepprof's version and exit\n"
+    "\n"
+    "An option's value may follow it or be joined to it: --time-unit us or\n"
+    "--time-unit=us. Exit codes: 0 success, 1 bad input or output file, 2 wrong\n"
+    "usage.\n";
 
 int cli_is_help(const char *arg) { return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0; }
 
@@ -38,6 +43,36 @@ int cli_usage_error(const char *command, const char *fmt, ...)
     else
         fputs("Run 'stepprof --help' for usage.\n", stderr);
     return CLI_USAGE;
+}
+
+int cli_option(int argc, char **argv, int *i, const char *name, const char **value)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(a, name, n) != 0) return 0;
+    if (a[n] == '=') {
+        *value = a + n + 1;
+        return 1;
+    }
+    if (a[n] != '\0') return 0;
+    *value = *i + 1 < argc ? argv[++*i] : NULL;
+    return 1;
+}
+
+int cli_missing_value(const char *command, const char *name, const char *what)
+{
+    return cli_usage_error(command, "%s needs a value: %s %s (or %s=%s)", name, name, what, name,
+                           what);
+}
+
+int cli_unknown_option(const char *command, const char *arg, const char *const *flags)
+{
+    const char *eq = strchr(arg, '=');
+    if (eq)
+        for (const char *const *f = flags; *f; f++)
+            if (strlen(*f) == (size_t)(eq - arg) && strncmp(arg, *f, (size_t)(eq - arg)) == 0)
+                return cli_usage_error(command, "%s takes no value, got '%s'", *f, arg);
+    return cli_usage_error(command, "unknown option '%s'", arg);
 }
 
 static int run(const char *cmd, int argc, char **argv)
