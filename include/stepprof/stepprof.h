@@ -440,6 +440,13 @@ typedef struct sp_trace_handler {
     void (*release)(void *user);
 } sp_trace_handler;
 
+/* What sp_options.span_hook is told about a span. */
+typedef enum sp_span_event {
+    SP_SPAN_BEGIN = 0,   /* the span starts recording */
+    SP_SPAN_COLLECT = 1, /* the span is about to be collected */
+    SP_SPAN_DISCARD = 2  /* the span ends without a result */
+} sp_span_event;
+
 /* The default cap on event-buffer memory over all threads. */
 #define SP_DEFAULT_BUFFER_CAP ((size_t)512 << 20)
 
@@ -518,6 +525,18 @@ typedef struct sp_options {
      * event is still dropped when no chunk can be reused: every thread's
      * data is in the chunk it is writing, or the profiler is collecting. */
     bool overwrite_oldest;
+    /* Follows the spans, so that another tracer can run beside each one
+     * (the Python package runs paddle's host tracer this way). Called with
+     * SP_SPAN_BEGIN when a span starts recording (after its start sync
+     * point, before its first ProfileStep range opens), with
+     * SP_SPAN_COLLECT just before the span is collected (after its last
+     * ProfileStep range closed; sp_profiler_add_events works there), and
+     * with SP_SPAN_DISCARD when it ends uncollected (RECORD -> CLOSED or
+     * READY). Each BEGIN is followed by exactly one COLLECT or DISCARD. It
+     * runs on the thread that called start, step, stop or destroy, and must
+     * not call those. NULL (the default): none. */
+    void (*span_hook)(sp_profiler *prof, sp_span_event event, void *user);
+    void *span_hook_user;
 } sp_options;
 
 /* Fills opts with the defaults. Always call it before setting fields, so that
@@ -621,6 +640,36 @@ SP_API const char *sp_profiler_trace_path(const sp_profiler *prof);
 /* Returns how many times the profiler's API was misused outside a span (for
  * example step after stop). Threads: any. */
 SP_API uint64_t sp_profiler_misuse_count(const sp_profiler *prof);
+
+/* A range that another tracer measured (paddle's host tracer, ...), to be
+ * added to a span with sp_profiler_add_events. Times are CLOCK_REALTIME
+ * nanoseconds, the clock of paddle's tracer and of the result. */
+typedef struct sp_external_event {
+    uint64_t tid; /* the OS thread id of the thread it ran on */
+    sp_event_type type;
+    const char *name; /* name_len bytes, copied; need not be terminated */
+    size_t name_len;
+    int64_t start_ns; /* CLOCK_REALTIME */
+    int64_t end_ns;
+} sp_external_event;
+
+/* Adds ranges measured outside stepprof to the span being recorded. They
+ * join the result when the span is collected: each goes to the thread of its
+ * tid (a thread with no range of its own gets an entry) and nests with the
+ * ranges there. Their times are moved onto the span's time line through the
+ * span's start and stop sync points, so they line up with stepprof's own
+ * ranges even while NTP slews CLOCK_REALTIME. A range that starts outside
+ * the span is dropped and counted as out_of_window; one that ends after the
+ * span is cut at its end; names are cut at 4096 bytes. Ranges added while
+ * the span is discarded (READY, or RECORD -> CLOSED) are dropped with it.
+ * Errors: SP_EINVAL (NULL profiler, NULL events with count > 0, an unknown
+ * type or a NULL name with name_len > 0: nothing is added), SP_ESTATE (the
+ * profiler records no span now), SP_ENOMEM (nothing is added).
+ * Cost: one copy of each event and name; nothing is converted until the
+ * span is collected.
+ * Threads: not concurrently with start, step or stop of the profiler. */
+SP_API sp_status sp_profiler_add_events(sp_profiler *prof, const sp_external_event *events,
+                                        size_t count);
 
 typedef enum sp_format {
     SP_FORMAT_AUTO = 0, /* from the path: ".gz" -> JSON_GZ, otherwise JSON */

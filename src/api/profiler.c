@@ -40,6 +40,8 @@ struct sp_profiler {
     sp_status export_status; /* first handler failure since the last stop */
     char export_error[512];
     sp__timer timer;
+    sp__external external; /* sp_profiler_add_events' ranges for the span being recorded */
+    int span_hooked;       /* span_hook was told BEGIN, and not yet COLLECT or DISCARD */
     unsigned fork_gen;  /* sp__record_fork_generation() at create; see inherited() */
     /* Re-entry (reliability.md, "Issue 17"): set while on_trace_ready runs.
      * start/step/stop on this profiler then fail with SP_EBUSY, and destroy
@@ -271,18 +273,33 @@ static sp_status prepare(sp_profiler *p)
     return SP_OK;
 }
 
+/* Tells span_hook that the span ends (COLLECT or DISCARD), once per BEGIN. */
+static void end_span_hook(sp_profiler *p, sp_span_event event)
+{
+    if (!p->span_hooked) return;
+    p->span_hooked = 0;
+    p->opts.span_hook(p, event, p->opts.span_hook_user);
+}
+
 static void start_span(sp_profiler *p)
 {
+    end_span_hook(p, SP_SPAN_DISCARD);
+    sp__external_clear(&p->external);
     sp__record_discard(); /* READY's records only warmed the buffers */
     sp__gpu_discard();
     sp__clock_sync(&p->span_start);
     sp__cpu_sample_take(&p->cpu_start);
     crash_span(p, &p->span_start);
+    if (p->opts.span_hook) {
+        p->span_hooked = 1;
+        p->opts.span_hook(p, SP_SPAN_BEGIN, p->opts.span_hook_user);
+    }
 }
 
 static void release(sp_profiler *p)
 {
     if (!p->holds_tracers) return;
+    end_span_hook(p, SP_SPAN_DISCARD);
     if (p->opts.save_on_crash) {
         crash_span(p, NULL); /* stops the stream before the discard below */
         sp__crash_disarm();
@@ -290,6 +307,7 @@ static void release(sp_profiler *p)
     sp__record_set_active(0);
     sp__record_set_memory(0);
     sp__record_discard();
+    sp__external_clear(&p->external);
     sp__record_trim();
     sp__gpu_release();
     pthread_mutex_lock(&owner_lock);
@@ -313,6 +331,7 @@ static void fill_meta(const sp_profiler *p, sp__span_meta *m)
 /* Collects the span into p->result. A failure keeps the previous result. */
 static sp_status stop_with_result(sp_profiler *p)
 {
+    end_span_hook(p, SP_SPAN_COLLECT); /* another tracer hands over its events */
     /* The end sample right at the stop, before collection work (§9). */
     sp__cpu_sample cpu_end;
     sp__cpu_sample_take(&cpu_end);
@@ -324,7 +343,8 @@ static sp_status stop_with_result(sp_profiler *p)
         if (!cpu_end.ok) sp__profiler_warn(p, "%s", SP__CPU_WARN_END);
     }
     sp_result *r = NULL;
-    sp_status s = sp__collect_span(&p->span_start, &meta, &r);
+    sp_status s = sp__collect_span(&p->span_start, &meta, &p->external, &r);
+    sp__external_clear(&p->external);
     if (s != SP_OK) {
         sp__profiler_warn(p, "span lost: %s", sp_last_error());
         return s;
@@ -373,9 +393,11 @@ static sp_status transition(sp_profiler *p, sp_state next)
     } else if (recording(next) && (!recording(prev) || prev == SP_STATE_RECORD_AND_RETURN)) {
         start_span(p);
     } else if (prev == SP_STATE_RECORD && next == SP_STATE_READY) {
+        end_span_hook(p, SP_SPAN_DISCARD);
         crash_span(p, NULL);
         sp__record_discard();
         sp__gpu_discard();
+        sp__external_clear(&p->external);
     }
     p->state = p->holds_tracers ? next : SP_STATE_CLOSED;
     if (collected) fire_trace_ready(p);
@@ -461,6 +483,7 @@ sp_status sp_profiler_create(const sp_options *opts, sp_profiler **out)
     pthread_once(&fork_once, register_fork_handlers);
     sp__gpu_fork_init(); /* after the handlers above: its prepare handler runs first */
     p->fork_gen = sp__record_fork_generation();
+    sp__external_init(&p->external);
     live_add(p);
     p->opts = *opts;
     p->opts.on_trace_ready = h;
@@ -684,6 +707,7 @@ static void destroy_now(sp_profiler *p)
     if (p->opts.on_trace_ready.release) p->opts.on_trace_ready.release(p->opts.on_trace_ready.user);
     sp_result_release(p->result);
     sp__free(p->trace_path);
+    sp__external_fini(&p->external);
     sp__free(p);
 }
 
@@ -732,6 +756,26 @@ int64_t sp_profiler_step_num(const sp_profiler *p) { return p ? p->step_num : 0;
 const sp_result *sp_profiler_result(const sp_profiler *p) { return p ? p->result : NULL; }
 const char *sp_profiler_trace_path(const sp_profiler *p) { return p ? p->trace_path : NULL; }
 uint64_t sp_profiler_misuse_count(const sp_profiler *p) { return p ? atomic_load(&p->misuse) : 0; }
+
+sp_status sp_profiler_add_events(sp_profiler *p, const sp_external_event *events, size_t count)
+{
+    if (!p) return sp__fail(SP_EINVAL, "sp_profiler_add_events: profiler is NULL");
+    if (inherited(p)) return inert(p, "sp_profiler_add_events");
+    if (p->in_callback) return reentered(p, "sp_profiler_add_events");
+    if (count > 0 && !events) return sp__fail(SP_EINVAL, "sp_profiler_add_events: events is NULL");
+    for (size_t i = 0; i < count; i++) {
+        if ((unsigned)events[i].type >= SP_EVENT_TYPE_COUNT)
+            return sp__fail(SP_EINVAL, "sp_profiler_add_events: event %zu has unknown type %d", i,
+                            (int)events[i].type);
+        if (!events[i].name && events[i].name_len > 0)
+            return sp__fail(SP_EINVAL, "sp_profiler_add_events: event %zu has a NULL name", i);
+    }
+    if (!p->holds_tracers || !recording(p->state))
+        return sp__fail(SP_ESTATE, "sp_profiler_add_events: the profiler records no span now");
+    if (sp__external_add(&p->external, events, count) != 0)
+        return sp__fail(SP_ENOMEM, "out of memory adding %zu events", count);
+    return SP_OK;
+}
 
 sp_status sp_profiler_export(sp_profiler *p, const char *path, sp_format format)
 {

@@ -130,10 +130,56 @@ struct sp_result {
     sp__span_meta meta;
 };
 
+/* Ranges measured by another tracer (sp_profiler_add_events), held by the
+ * profiler until its span is collected (external.c). Names live in one
+ * byte buffer; an event refers to its name by offset, so growing the buffer
+ * never leaves a dangling pointer. */
+typedef struct sp__ext_event {
+    uint64_t tid;
+    int64_t start_ns, end_ns; /* CLOCK_REALTIME, as given */
+    size_t name_off;
+    uint32_t name_len;
+    uint8_t type;
+} sp__ext_event;
+
+typedef struct sp__external {
+    sp__ext_event *events;
+    size_t count, cap;
+    sp__buf names;
+} sp__external;
+
+void sp__external_init(sp__external *x);
+void sp__external_fini(sp__external *x);
+/* Forgets the events, keeping the memory for the next span. */
+void sp__external_clear(sp__external *x);
+/* Appends n events, copying their names (cut at SP__EXT_NAME_MAX bytes): all
+ * of them, or none on failure. Types must be checked by the caller. Returns
+ * 0 or -1 (out of memory). */
+#define SP__EXT_NAME_MAX 4096
+int sp__external_add(sp__external *x, const sp_external_event *events, size_t n);
+
+/* Moves the external ranges into r's threads (a missing thread is added),
+ * before the nesting pass. CLOCK_REALTIME times go onto the span's time line
+ * through its start and stop sync points (sp__external_time). Ranges that
+ * start outside r's span are counted as out_of_window; ends past the span
+ * are cut at its end. Returns 0 or -1 (out of memory). */
+int sp__collect_external(sp_result *r, const sp__external *x, const sp__sync *start,
+                         const sp__sync *stop, const sp__tick_map *map);
+
+/* A CLOCK_REALTIME time read during the span [start, stop] on the span's
+ * time line (map): the realtime clock is interpolated between the two sync
+ * points, and the tick time found is mapped as the host events are. When
+ * the realtime clock jumped during the span (its rate is off the tick
+ * clock's by more than 1%), only the offset at stop is used. */
+int64_t sp__external_time(int64_t real_ns, const sp__sync *start, const sp__sync *stop,
+                          const sp__tick_map *map);
+
 /* Collects the span that began at `start`: drains every thread's records up
  * to now, converts ticks to CLOCK_REALTIME ns and builds each thread's
- * nesting. On success *out is a result with one reference. */
-sp_status sp__collect_span(const sp__sync *start, const sp__span_meta *meta, sp_result **out);
+ * nesting. External ranges (may be NULL) join their threads first. On
+ * success *out is a result with one reference. */
+sp_status sp__collect_span(const sp__sync *start, const sp__span_meta *meta,
+                           const sp__external *external, sp_result **out);
 
 /* Records saved rather than drained (a crash dump, src/load/load_dump.c),
  * decoded by the same code as a live span (span.c). */
@@ -198,6 +244,9 @@ int sp__attribute(sp_result *r);
 int sp__collect_gpu(sp_result *r, const sp__gpu_batch *b, const sp__tick_map *map);
 
 /* Result construction helpers (result.c). */
+/* The thread with this tid, added (threads kept in tid order) if absent;
+ * NULL when out of memory. */
+sp__thread *sp__result_thread(sp_result *r, uint64_t tid);
 sp_result *sp__result_new(void);
 void sp__result_free(sp_result *r);
 const char *sp__result_name(const sp_result *r, uint32_t id);

@@ -19,33 +19,10 @@ static int64_t to_ns(const sp__gpu_batch *b, const sp__tick_map *map, uint64_t t
     return t > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)t;
 }
 
-/* The thread with this tid, added (and the threads re-sorted) if absent. */
-static sp__thread *thread_of(sp_result *r, uint64_t tid)
-{
-    size_t lo = 0, hi = r->thread_count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->threads[mid].tid < tid)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < r->thread_count && r->threads[lo].tid == tid) return &r->threads[lo];
-    sp__thread *ts = sp__realloc(r->threads, sizeof *ts * (r->thread_count + 1));
-    if (!ts) return NULL;
-    r->threads = ts;
-    memmove(&ts[lo + 1], &ts[lo], sizeof *ts * (r->thread_count - lo));
-    r->thread_count++;
-    memset(&ts[lo], 0, sizeof ts[lo]);
-    ts[lo].tid = tid;
-    ts[lo].name = sp__names_from_bytes(&r->names, "", 0);
-    return &ts[lo];
-}
-
 static int add_runtime(sp_result *r, const sp__gpu_record *g, int64_t start, int64_t end,
                        int64_t external_ns)
 {
-    sp__thread *t = thread_of(r, g->tid);
+    sp__thread *t = sp__result_thread(r, g->tid);
     if (!t) return -1;
     size_t n = t->runtime_count;
     if (n == 0 || (n >= 16 && (n & (n - 1)) == 0)) { /* capacity 16, 32, 64, ...: not stored */

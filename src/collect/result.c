@@ -17,6 +17,28 @@ sp_result *sp__result_new(void)
     return r;
 }
 
+sp__thread *sp__result_thread(sp_result *r, uint64_t tid)
+{
+    size_t lo = 0, hi = r->thread_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->threads[mid].tid < tid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < r->thread_count && r->threads[lo].tid == tid) return &r->threads[lo];
+    sp__thread *ts = sp__realloc(r->threads, sizeof *ts * (r->thread_count + 1));
+    if (!ts) return NULL;
+    r->threads = ts;
+    memmove(&ts[lo + 1], &ts[lo], sizeof *ts * (r->thread_count - lo));
+    r->thread_count++;
+    memset(&ts[lo], 0, sizeof ts[lo]);
+    ts[lo].tid = tid;
+    ts[lo].name = sp__names_from_bytes(&r->names, "", 0);
+    return &ts[lo];
+}
+
 void sp__result_free(sp_result *r)
 {
     if (!r) return;

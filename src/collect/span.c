@@ -338,14 +338,25 @@ static int merge_threads(sp_result *r)
     return 0;
 }
 
+/* External ranges of a live span and the sync points that place them. */
+typedef struct span_external {
+    const sp__external *x;
+    const sp__sync *start, *stop;
+} span_external;
+
 /* The steps after the records are taken, shared by live and saved spans:
- * merges reused tids, nests, takes the GPU batch (may be NULL) and
- * attributes. Frees the result on failure. */
-static sp_status finish_result(collector *c, sp__gpu_batch *gpu, sp_result **out)
+ * merges reused tids, adds the external ranges (ext may be NULL), nests,
+ * takes the GPU batch (may be NULL) and attributes. Frees the result on
+ * failure. */
+static sp_status finish_result(collector *c, const span_external *ext, sp__gpu_batch *gpu,
+                               sp_result **out)
 {
     sp__free(c->stack);
     sp__free(c->added);
     if (!c->failed && merge_threads(c->r) != 0) c->failed = 1;
+    if (!c->failed && ext && ext->x &&
+        sp__collect_external(c->r, ext->x, ext->start, ext->stop, &c->map) != 0)
+        c->failed = 1;
     for (size_t i = 0; !c->failed && i < c->r->thread_count; i++) {
         sp__thread *t = &c->r->threads[i];
         c->r->counters[SP_COUNTER_SPLIT_RANGES] += sp__tree_split_at_steps(t);
@@ -364,7 +375,8 @@ static sp_status finish_result(collector *c, sp__gpu_batch *gpu, sp_result **out
     return SP_OK;
 }
 
-sp_status sp__collect_span(const sp__sync *start, const sp__span_meta *meta, sp_result **out)
+sp_status sp__collect_span(const sp__sync *start, const sp__span_meta *meta,
+                           const sp__external *external, sp_result **out)
 {
     /* The GPU batch first: taking it synchronises the devices, so every
      * kernel launched in the span has finished before the span ends. */
@@ -387,7 +399,8 @@ sp_status sp__collect_span(const sp__sync *start, const sp__span_meta *meta, sp_
     if (meta) c.r->meta = *meta;
     sp__record_drain(stop.ticks, on_records, &c, NULL, NULL);
     c.r->counters[SP_COUNTER_HOST_DROPPED] += sp__record_take_orphan_drops();
-    return finish_result(&c, &gpu, out);
+    span_external ext = {external, start, &stop};
+    return finish_result(&c, &ext, &gpu, out);
 }
 
 sp_status sp__collect_saved(const sp__saved_span *s, sp_result **out)
@@ -409,5 +422,5 @@ sp_status sp__collect_saved(const sp__saved_span *s, sp_result **out)
         if (!c.failed) on_records(&c, &t->tb, NULL, 0, 0);
     }
     c.r->counters[SP_COUNTER_HOST_DROPPED] += s->orphan_dropped;
-    return finish_result(&c, NULL, out);
+    return finish_result(&c, NULL, NULL, out);
 }

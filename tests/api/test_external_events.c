@@ -1,0 +1,213 @@
+/* test_external_events.c: sp_profiler_add_events on a live profiler: ranges
+ * another tracer measured join the span's result on their threads, nested
+ * with the ranges stepprof recorded and typed as given; they are refused
+ * outside a span and with bad arguments (nothing added), and dropped with a
+ * span that is discarded. */
+#include "check.h"
+#include "stepprof/stepprof.h"
+
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int64_t realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void quiet(sp_log_level level, const char *message, void *user)
+{
+    (void)level, (void)message, (void)user;
+}
+
+static sp_profiler *make(void)
+{
+    sp_options o;
+    sp_options_init(&o);
+    o.on_trace_ready = sp_handler_none();
+    o.log = quiet;
+    sp_profiler *p = NULL;
+    CHECK_OK(sp_profiler_create(&o, &p));
+    return p;
+}
+
+/* Index of the thread with this tid, or -1. */
+static long thread_of(const sp_result *r, uint64_t tid)
+{
+    sp_thread_info info;
+    for (size_t t = 0; sp_result_thread(r, t, &info) == SP_OK; t++)
+        if (info.tid == tid) return (long)t;
+    return -1;
+}
+
+static int find(const sp_result *r, long t, const char *name, sp_event_info *out)
+{
+    for (size_t i = 0; sp_result_event(r, (size_t)t, i, out) == SP_OK; i++)
+        if (strcmp(out->name, name) == 0) return (int)i;
+    return -1;
+}
+
+static void test_external_events_join_the_span(void)
+{
+    sp_profiler *p = make();
+    CHECK_OK(sp_profiler_start(p));
+    sp_range_begin(SP_EVENT_FORWARD, "forward");
+    int64_t a = realtime_ns();
+    usleep(2000);
+    int64_t b = realtime_ns();
+    sp_range_end();
+    uint64_t me = (uint64_t)gettid();
+    sp_external_event ev[] = {
+        {me, SP_EVENT_OPERATOR, "matmul dygraph", 14, a + 100000, b - 100000},
+        {me, SP_EVENT_OPERATOR_INNER, "matmul infer_meta", 17, a + 200000, a + 300000},
+        {424242, SP_EVENT_DATALOADER, "_DataLoaderIterSingleProcess", 28, a, b},
+    };
+    CHECK_OK(sp_profiler_add_events(p, ev, 3));
+    CHECK_OK(sp_profiler_stop(p));
+    const sp_result *r = sp_profiler_result(p);
+    CHECK(r != NULL);
+    if (!r) return;
+    long t = thread_of(r, me), w = thread_of(r, 424242);
+    CHECK(t >= 0 && w >= 0);
+    sp_event_info fwd, op, inner, dl;
+    int ifwd = find(r, t, "forward", &fwd);
+    int iop = find(r, t, "matmul dygraph", &op);
+    CHECK(ifwd >= 0 && iop >= 0);
+    CHECK(find(r, t, "matmul infer_meta", &inner) >= 0);
+    CHECK(find(r, w, "_DataLoaderIterSingleProcess", &dl) >= 0);
+    CHECK_EQ(SP_EVENT_OPERATOR, op.type);
+    CHECK_EQ(ifwd, op.parent); /* nested in stepprof's own range */
+    CHECK_EQ(iop, inner.parent);
+    CHECK_EQ(SP_EVENT_DATALOADER, dl.type);
+    /* On the span's time line: within 50 us of the realtime given. */
+    CHECK(op.start_ns > a + 100000 - 50000 && op.start_ns < a + 100000 + 50000);
+    CHECK_EQ(0, sp_result_counter(r, SP_COUNTER_OUT_OF_WINDOW));
+    sp_profiler_destroy(p);
+}
+
+static void test_external_events_refused_outside_a_span(void)
+{
+    sp_profiler *p = make();
+    sp_external_event ev = {1, SP_EVENT_OPERATOR, "x", 1, 0, 0};
+    CHECK_EQ(SP_ESTATE, sp_profiler_add_events(p, &ev, 1));
+    CHECK_OK(sp_profiler_start(p));
+    CHECK_EQ(SP_EINVAL, sp_profiler_add_events(NULL, &ev, 1));
+    CHECK_EQ(SP_EINVAL, sp_profiler_add_events(p, NULL, 1));
+    CHECK_OK(sp_profiler_add_events(p, NULL, 0));
+    sp_external_event bad[2] = {ev, {1, (sp_event_type)99, "y", 1, 0, 0}};
+    CHECK_EQ(SP_EINVAL, sp_profiler_add_events(p, bad, 2));
+    CHECK(strstr(sp_last_error(), "event 1") != NULL);
+    sp_external_event noname = {1, SP_EVENT_OPERATOR, NULL, 3, 0, 0};
+    CHECK_EQ(SP_EINVAL, sp_profiler_add_events(p, &noname, 1));
+    CHECK_OK(sp_profiler_stop(p));
+    /* Nothing of the refused calls reached the result. */
+    const sp_result *r = sp_profiler_result(p);
+    sp_event_info e;
+    CHECK(thread_of(r, 1) < 0 || find(r, thread_of(r, 1), "x", &e) < 0);
+    CHECK_EQ(SP_ESTATE, sp_profiler_add_events(p, &ev, 1));
+    sp_profiler_destroy(p);
+}
+
+static sp_state ready_then_record(int64_t step, void *user)
+{
+    (void)user;
+    return step == 0 ? SP_STATE_READY : step == 1 ? SP_STATE_RECORD_AND_RETURN : SP_STATE_CLOSED;
+}
+
+static void test_external_events_of_a_discarded_span_are_dropped(void)
+{
+    sp_options o;
+    sp_options_init(&o);
+    o.on_trace_ready = sp_handler_none();
+    o.log = quiet;
+    CHECK_OK(sp_scheduler_custom(&o.scheduler, ready_then_record, NULL));
+    sp_profiler *p = NULL;
+    CHECK_OK(sp_profiler_create(&o, &p));
+    CHECK_OK(sp_profiler_start(p)); /* READY: no span is recorded */
+    int64_t now = realtime_ns();
+    sp_external_event ev = {(uint64_t)gettid(), SP_EVENT_OPERATOR, "ready op", 8, now, now + 10};
+    CHECK_EQ(SP_ESTATE, sp_profiler_add_events(p, &ev, 1));
+    CHECK_OK(sp_profiler_step(p, 1)); /* RECORD_AND_RETURN */
+    now = realtime_ns();
+    sp_external_event kept = {(uint64_t)gettid(), SP_EVENT_OPERATOR, "kept op", 7, now, now + 10};
+    CHECK_OK(sp_profiler_add_events(p, &kept, 1));
+    CHECK_OK(sp_profiler_step(p, 1)); /* collected */
+    const sp_result *r = sp_profiler_result(p);
+    sp_event_info e;
+    long t = thread_of(r, (uint64_t)gettid());
+    CHECK(t >= 0 && find(r, t, "kept op", &e) >= 0);
+    CHECK(t >= 0 && find(r, t, "ready op", &e) < 0);
+    CHECK_OK(sp_profiler_stop(p));
+    sp_profiler_destroy(p);
+}
+
+/* The span hook: a letter per call (B begin, C collect, D discard); at
+ * COLLECT it adds one event, which must reach the result. */
+typedef struct hook_log {
+    char seq[32];
+    int n;
+    sp_status added;
+} hook_log;
+
+static void hook(sp_profiler *prof, sp_span_event event, void *user)
+{
+    hook_log *h = user;
+    if (h->n < 31) h->seq[h->n++] = "BCD"[event];
+    if (event == SP_SPAN_COLLECT) {
+        int64_t now = realtime_ns();
+        sp_external_event ev = {
+            (uint64_t)gettid(), SP_EVENT_OPERATOR, "from hook", 9, now - 1000, now};
+        h->added = sp_profiler_add_events(prof, &ev, 1);
+    }
+}
+
+/* R, A (collected), R, C (discarded), W, A, then stop (collected). */
+static sp_state hook_schedule(int64_t step, void *user)
+{
+    (void)user;
+    static const sp_state s[] = {SP_STATE_RECORD, SP_STATE_RECORD_AND_RETURN,
+                                 SP_STATE_RECORD, SP_STATE_CLOSED,
+                                 SP_STATE_READY,  SP_STATE_RECORD_AND_RETURN};
+    return step < 6 ? s[step] : SP_STATE_CLOSED;
+}
+
+static void test_external_events_span_hook_follows_the_spans(void)
+{
+    hook_log h = {{0}, 0, SP_EINVAL};
+    sp_options o;
+    sp_options_init(&o);
+    CHECK(o.span_hook == NULL);
+    o.on_trace_ready = sp_handler_none();
+    o.log = quiet;
+    o.span_hook = hook;
+    o.span_hook_user = &h;
+    CHECK_OK(sp_scheduler_custom(&o.scheduler, hook_schedule, NULL));
+    sp_profiler *p = NULL;
+    CHECK_OK(sp_profiler_create(&o, &p));
+    CHECK_OK(sp_profiler_start(p));
+    for (int i = 0; i < 5; i++)
+        sp_profiler_step(p, 1);
+    CHECK_STR_EQ("BCBDB", h.seq);
+    CHECK_OK(h.added);
+    CHECK_OK(sp_profiler_stop(p));
+    CHECK_STR_EQ("BCBDBC", h.seq);
+    CHECK_OK(h.added);
+    const sp_result *r = sp_profiler_result(p);
+    sp_event_info e;
+    long t = thread_of(r, (uint64_t)gettid());
+    CHECK(t >= 0 && find(r, t, "from hook", &e) >= 0);
+    /* The hook's event lies after the span's last ProfileStep began. */
+    CHECK(t >= 0 && find(r, t, "ProfileStep#5", &e) >= 0);
+    sp_profiler_destroy(p);
+}
+
+int main(void)
+{
+    RUN_TEST(test_external_events_join_the_span);
+    RUN_TEST(test_external_events_refused_outside_a_span);
+    RUN_TEST(test_external_events_of_a_discarded_span_are_dropped);
+    RUN_TEST(test_external_events_span_hook_follows_the_spans);
+    return TEST_SUMMARY();
+}
