@@ -25,7 +25,10 @@
  *   threads over the op's time, so it may exceed 100% when several threads
  *   work at once. When no Operator elsewhere contains it, or Operators on two
  *   or more other threads do (ambiguous), it stays on its own thread: an
- *   inner row of the item "(no operator)" in its thread's group. */
+ *   inner row of the item "(no operator)" in its thread's group. An
+ *   OperatorInner range without an operator around it that lies inside some
+ *   other range of its thread (not a ProfileStep) is not a helper's piece:
+ *   it is left out, as paddle does (issue 19). */
 #include "summary.h"
 
 #include <stdio.h>
@@ -328,6 +331,18 @@ static void charge_helpers(ctx *c)
     }
 }
 
+/* An OperatorInner range with no operator around it but inside some other
+ * range of its own thread (a ProfileStep aside): inner work the thread did
+ * outside any operator, such as paddle's "full infer_meta" under its
+ * Backward range. It is not a helper thread's piece of an op, and paddle's
+ * Operator Summary leaves it out; so does this table (issue 19). */
+static int inside_thread_work(const sp__thread_model *t, const sp__node *n)
+{
+    for (int32_t p = n->parent; p >= 0; p = t->nodes[p].parent)
+        if (t->thread->events[t->nodes[p].event].type != SP_EVENT_PROFILE_STEP) return 1;
+    return 0;
+}
+
 static void visit(void *vc, const sp__thread_model *t, const sp__node *n)
 {
     ctx *c = vc;
@@ -336,6 +351,7 @@ static void visit(void *vc, const sp__thread_model *t, const sp__node *n)
     int32_t self = (int32_t)(n - t->nodes);
     const opindex *x = &c->idx[t - c->m->threads];
     if (e->type == SP_EVENT_OPERATOR_INNER && !x->outer[self]) {
+        if (inside_thread_work(t, n)) return; /* paddle leaves it out too */
         visit_helper(c, t, self);
         return;
     }

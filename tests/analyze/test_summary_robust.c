@@ -198,6 +198,28 @@ static void test_summary_operator_helper_threads_sep(void)
     sp_result_release(r);
 }
 
+/* paddle's "full infer_meta" under Backward, with no operator around it: not
+ * a helper thread's piece, and left out of the table as paddle does (issue
+ * 19); no "(no operator)" row. */
+static void test_summary_operator_inner_outside_ops_in_thread_work(void)
+{
+    static const fixture_range ev[] = {
+        {"ProfileStep#0", SP_EVENT_PROFILE_STEP, 0, 100 * US},
+        {"matmul dygraph", SP_EVENT_OPERATOR, 10 * US, 30 * US},
+        {"Gradient Backward", SP_EVENT_BACKWARD, 40 * US, 90 * US},
+        {"backward", SP_EVENT_USER_DEFINED, 40 * US, 90 * US},
+        {"full infer_meta", SP_EVENT_OPERATOR_INNER, 41 * US, 42 * US},
+    };
+    sp_result *r = new_result(0, 100 * US);
+    if (!r) return;
+    fixture_add_thread(r, 1, "main", ev, sizeof ev / sizeof *ev);
+    const char *text = summary_of(r, 1u << SP_VIEW_OPERATOR, 0);
+    CHECK(strstr(text, "matmul dygraph") != NULL);
+    CHECK(strstr(text, "(no operator)") == NULL);
+    CHECK(strstr(text, "full infer_meta") == NULL);
+    sp_result_release(r);
+}
+
 /* ---- 5. A view asked for by name with nothing to show ---- */
 
 static void test_summary_named_view_without_data_says_so(void)
@@ -333,6 +355,7 @@ int main(void)
 {
     RUN_TEST(test_summary_userdefined_c_ranges_listed);
     RUN_TEST(test_summary_operator_helper_threads);
+    RUN_TEST(test_summary_operator_inner_outside_ops_in_thread_work);
     RUN_TEST(test_summary_operator_helper_threads_sep);
     RUN_TEST(test_summary_named_view_without_data_says_so);
     RUN_TEST(test_summary_crash_dump_open_range);
