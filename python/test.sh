@@ -5,6 +5,13 @@
 # are reused, so a rerun compiles only what changed), then runs the pytest
 # suite in tests/python (not with STEPPROF_INSTALL_ONLY=1). Works from a fresh clone; as root on Debian it
 # installs python3-venv and python3-dev when they are missing.
+#
+# paddlepaddle (CPU) is installed into the venv once, for the tests that run
+# paddle under both profilers (tests/python/test_paddle_capture.py). When pip
+# cannot get it (offline, no wheel for this Python or platform) the marker
+# $VENV/.stepprof-paddle-failed says why, those tests skip saying so, and later
+# runs do not try again: remove the marker to retry. STEPPROF_PADDLE=0 skips
+# the install; PADDLE_SPEC chooses the requirement (default paddlepaddle).
 set -eu
 PYTHON=${PYTHON:-python3}
 VENV=${VENV:-build/python-venv}
@@ -33,6 +40,17 @@ fi
 if [ ! -f "$VENV/.stepprof-tools" ]; then
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip setuptools pytest
     touch "$VENV/.stepprof-tools"
+fi
+if [ "${STEPPROF_PADDLE:-1}" = 1 ] && [ ! -f "$VENV/.stepprof-paddle" ] &&
+    [ ! -f "$VENV/.stepprof-paddle-failed" ]; then
+    echo "stepprof: installing ${PADDLE_SPEC:-paddlepaddle} (CPU) for the paddle comparison tests"
+    if "$VENV/bin/python" -m pip install -q --disable-pip-version-check --timeout 30 --retries 1 \
+        "${PADDLE_SPEC:-paddlepaddle}" >"$VENV/.stepprof-paddle-log" 2>&1; then
+        touch "$VENV/.stepprof-paddle"
+    else
+        tail -n 3 "$VENV/.stepprof-paddle-log" >"$VENV/.stepprof-paddle-failed"
+        echo "stepprof: could not install paddlepaddle; its tests will skip (see $VENV/.stepprof-paddle-failed)" >&2
+    fi
 fi
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps .
 # make bench only needs the package installed.

@@ -13,6 +13,9 @@
  * main thread through Py_AddPendingCall (at its next bytecode), or written to
  * the C stderr when Python is finalizing or the queue is full.
  *
+ * The span hook calls the Python object's _span_event(event) when it has
+ * one (stepprof.profiler.Profiler: paddle's tracer follows the spans).
+ *
  * The Perf Summary (the report) goes to the Python object's _report(text)
  * when it has one (stepprof.profiler.Profiler: it decides by dialect), else
  * to sys.stdout. */
@@ -152,6 +155,29 @@ void spx_py_log(sp_log_level level, const char *message, void *user)
             spx_stash_exception(&self->pending, Py_None);
         else
             PyErr_WriteUnraisable(NULL);
+    }
+    PyGILState_Release(g);
+}
+
+void spx_py_span(sp_profiler *prof, sp_span_event event, void *user)
+{
+    (void)prof;
+    SpxProfiler *self = user;
+    /* Not after the interpreter is gone, nor for an object being cleared
+     * (pr_clear sets prof to NULL before it destroys the profiler). */
+    if (!self || !python_usable()) return;
+    PyGILState_STATE g = PyGILState_Ensure();
+    if (!self->prof) {
+        PyGILState_Release(g);
+        return;
+    }
+    PyObject *r = PyObject_CallMethod((PyObject *)self, "_span_event", "i", (int)event);
+    if (r) {
+        Py_DECREF(r);
+    } else if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear(); /* a bare _core.Profiler follows no spans */
+    } else {
+        spx_stash_exception(&self->pending, Py_None);
     }
     PyGILState_Release(g);
 }

@@ -203,6 +203,8 @@ static PyObject *pr_configure(PyObject *self, PyObject *args, PyObject *kwargs)
     o.log_user = self;
     o.report = spx_py_report;
     o.report_user = self;
+    o.span_hook = spx_py_span;
+    o.span_hook_user = self;
     if (set_scheduler(SELF, sched, &o) < 0 || set_handler(SELF, handler, &o) < 0) goto fail;
     /* create releases the handler itself when it fails. */
     sp_profiler *p = NULL;
@@ -401,6 +403,49 @@ static PyObject *pr_export(PyObject *self, PyObject *args)
     return NULL;
 }
 
+/* _add_events(events): sp_profiler_add_events with a sequence of
+ * (tid, type, name, start_ns, end_ns) tuples, times on CLOCK_REALTIME.
+ * Returns True when they were added, False when no span records now (or
+ * inside on_trace_ready), and raises ValueError for a bad tuple or type. */
+static PyObject *pr_add_events(PyObject *self, PyObject *arg)
+{
+    if (check_reader(SELF) < 0) return NULL;
+    PyObject *seq = PySequence_Fast(arg, "_add_events: a sequence of tuples expected");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    sp_external_event *ev = PyMem_RawMalloc(sizeof *ev * (size_t)(n ? n : 1));
+    if (!ev) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned long long tid;
+        int type;
+        const char *name;
+        Py_ssize_t len;
+        long long start, end;
+        if (!PyTuple_Check(items[i]) || !PyArg_ParseTuple(items[i], "Kis#LL:_add_events", &tid,
+                                                          &type, &name, &len, &start, &end)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError,
+                                "_add_events: (tid, type, name, start_ns, end_ns) expected");
+            PyMem_RawFree(ev);
+            Py_DECREF(seq);
+            return NULL;
+        }
+        ev[i] =
+            (sp_external_event){(uint64_t)tid, (sp_event_type)type, name, (size_t)len, start, end};
+    }
+    /* The names are borrowed from the tuples, which seq keeps alive. */
+    sp_status s = sp_profiler_add_events(SELF->prof, ev, (size_t)n);
+    PyMem_RawFree(ev);
+    Py_DECREF(seq);
+    if (s == SP_OK) Py_RETURN_TRUE;
+    if (s == SP_ESTATE || s == SP_EBUSY) Py_RETURN_FALSE;
+    return spx_raise(s);
+}
+
 static PyObject *pr_get_state(PyObject *self, void *closure)
 {
     (void)closure;
@@ -490,6 +535,9 @@ static PyMethodDef pr_methods[] = {
     {"_result", pr_result, METH_NOARGS, "The most recent span's result, or None."},
     {"_trace_path", pr_trace_path, METH_NOARGS, "The file a built-in handler chose last."},
     {"_export", pr_export, METH_VARARGS, "_export(path, sp_format)"},
+    {"_add_events", pr_add_events, METH_O,
+     "_add_events([(tid, type, name, start_ns, end_ns), ...]): ranges another tracer measured "
+     "(CLOCK_REALTIME ns), added to the span being recorded; False when none is."},
     {"_stop_at_exit", pr_stop_at_exit, METH_NOARGS,
      "Stops a profiler still running at exit, saying so on sys.stderr."},
     {NULL, NULL, 0, NULL},

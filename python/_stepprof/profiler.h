@@ -34,5 +34,6 @@ void spx_py_trace_ready(sp_profiler *prof, void *user);
 void spx_py_release(void *user);
 void spx_py_log(sp_log_level level, const char *message, void *user);
 void spx_py_report(const char *text, void *user);
+void spx_py_span(sp_profiler *prof, sp_span_event event, void *user);
 
 #endif

@@ -28,6 +28,7 @@ from ._dropin import wants_perf_summary as _wants_perf_summary
 from ._enums import (LineKind, ProfilerState, ProfilerTarget, SortedKeys, SummaryView,
                      TracerEventType)
 from ._enums import coerce as _coerce
+from ._paddle_capture import PaddleCapture as _PaddleCapture
 from ._handlers import TraceHandler, export_chrome_tracing, export_protobuf, tensorboard_trace_handler
 from ._record import RecordEvent, record_function
 from ._result import EventNode, ProfilerResult, SummaryTable, load_profiler_result
@@ -209,6 +210,11 @@ class Profiler(_PaddleAttributes, _core.Profiler):
         for w in caught:
             warnings.warn(w.message, w.category, stacklevel=2)
         self._timer_only = bool(timer_only)
+        # paddle's own tracer beside each span, when paddle is imported and
+        # the CPU is a target (_paddle_capture.py).
+        self._paddle = None if self._timer_only or (
+            targets and ProfilerTarget.CPU not in {_coerce(t, ProfilerTarget, "targets")
+                                                   for t in targets}) else _PaddleCapture()
         self._set_paddle_attributes(
             targets, _scheduler_value(scheduler) if isinstance(scheduler, (tuple, list))
             else scheduler, on_trace_ready, lambda: export_chrome_tracing("./profiler_log/"),
@@ -222,6 +228,25 @@ class Profiler(_PaddleAttributes, _core.Profiler):
         deleted), and its span delivered."""
         super().start()
         _started.add(self)
+
+    def _span_event(self, event):
+        """Called by the core when a span begins (0), is about to be
+        collected (1) or is discarded (2): paddle's tracer follows the spans
+        (_paddle_capture.py), and hands its events to the span at 1. A
+        failure there never stops the training loop: one warning, and the
+        span keeps its hand-marked ranges."""
+        cap = getattr(self, "_paddle", None)
+        if cap is None:
+            return
+        try:
+            if event == 0:
+                cap.begin()
+            else:
+                cap.end(self._add_events if event == 1 else None)
+        except Exception as e:  # paddle's tracer failed: say so once, go on
+            self._paddle = None
+            _warn(f"capturing paddle's events failed ({type(e).__name__}: {e}); this profiler "
+                  f"records the hand-marked ranges only from now on")
 
     def __enter__(self):
         self.start()

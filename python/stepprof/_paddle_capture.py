@@ -1,0 +1,169 @@
+"""paddle's own host tracer run beside a stepprof span (issue 19, item 1).
+
+When paddle is imported and a stepprof Profiler whose targets include the
+CPU begins a span, this module starts paddle's C++ host tracer through the
+objects paddle.profiler itself drives (paddle.base.core._Profiler,
+ProfilerOptions), and sets the flag paddle.profiler sets while it runs
+(paddle.profiler.utils._is_profiler_used), which paddle.io.DataLoader and the
+optimizers wrapped by paddle.profiler.utils.wrap_optimizers read to record
+their Dataloader and Optimization ranges. Just before the span is collected
+the tracer is stopped and its event tree walked: every host event
+(operators, OperatorInner, kernel launches, backward nodes, the optimizer,
+the DataLoader, paddle's RecordEvents) goes to the span through
+Profiler._add_events with paddle's own type, its thread's OS id and its
+CLOCK_REALTIME times, which the C core puts on the span's time line.
+
+paddle's tracer serves one profiler at a time (a second _Profiler.create
+returns None), so the tracer is created at each span's start and released at
+its end: between spans paddle.profiler can run. While paddle.profiler holds
+it, a span records the hand-marked ranges only, and one StepprofWarning per
+profiler says so. A paddle without these objects, or outside the versions
+this was written for, gets one StepprofWarning per process and the same
+fallback; nothing is ever patched in paddle."""
+import sys
+import warnings
+
+from . import _core
+from ._enums import TracerEventType
+
+#: paddle versions whose tracer objects this module was written against and
+#: tested with (3.3.1): [low, high) as (major, minor). A development build
+#: ("0.0.0") is accepted when it has the objects.
+SUPPORTED = ((3, 0), (4, 0))
+
+_NEEDED_CORE = ("_Profiler", "ProfilerOptions", "TracerEventType")
+
+# Process-wide: the paddle module checked and the verdict (None: usable, else
+# why not), so the unsupported warning is given once per process.
+_verdict = {}
+
+
+def _version(paddle):
+    text = getattr(paddle, "__version__", "") or ""
+    try:
+        major, minor = (int(p) for p in text.split(".")[:2])
+    except ValueError:
+        return text, None
+    return text, (major, minor)
+
+
+def unsupported_reason(paddle):
+    """Why paddle's tracer cannot be used with this paddle, or None."""
+    text, version = _version(paddle)
+    low, high = SUPPORTED
+    if version is None or (version != (0, 0) and not low <= version < high):
+        return (f"paddle {text or '(no version)'} is not supported for capturing paddle's "
+                f"operators (supported: {low[0]}.{low[1]} up to {high[0]}.{high[1]}, "
+                f"exclusive)")
+    try:
+        from paddle.base import core
+        from paddle.profiler import utils
+    except Exception as e:  # an import failure inside paddle: say it, never raise
+        return f"paddle {text}: cannot import paddle.base.core / paddle.profiler.utils ({e})"
+    missing = [f"paddle.base.core.{n}" for n in _NEEDED_CORE if not hasattr(core, n)]
+    missing += [f"paddle.profiler.utils.{n}" for n in ("_is_profiler_used", "wrap_optimizers")
+                if not hasattr(utils, n)]
+    if missing:
+        return f"paddle {text} lacks {', '.join(missing)}"
+    return None
+
+
+def _check(paddle):
+    """The verdict for this paddle, warning once per process when unusable."""
+    key = id(paddle)
+    if key not in _verdict:
+        why = unsupported_reason(paddle)
+        _verdict[key] = why
+        if why:
+            warnings.warn(f"{why}; stepprof records the hand-marked ranges only",
+                          _core.StepprofWarning, stacklevel=3)
+    return _verdict[key]
+
+
+def _type_map(core):
+    """paddle's TracerEventType members -> stepprof's values, by name (so a
+    renumbering in paddle cannot mistype events); unknown names map to
+    UserDefined."""
+    out = {}
+    for name, member in core.TracerEventType.__members__.items():
+        out[member] = int(TracerEventType[name]) if name in TracerEventType.__members__ \
+            else int(TracerEventType.UserDefined)
+    return out
+
+
+def events_of(result, types):
+    """The host events of a paddle _ProfilerResult as (tid, type, name,
+    start_ns, end_ns) tuples, parents before children. paddle's ProfileStep
+    ranges are left out: the stepprof profiler records its own steps."""
+    skip = {m for m, v in types.items() if v == int(TracerEventType.ProfileStep)}
+    other = int(TracerEventType.UserDefined)
+    out = []
+    for root in result.get_data().values():
+        stack = list(reversed(root.children_node))
+        while stack:
+            node = stack.pop()
+            t = node.type
+            if t not in skip:
+                out.append((node.thread_id, types.get(t, other), node.name, node.start_ns,
+                            node.end_ns))
+            stack.extend(reversed(node.children_node))
+    return out
+
+
+class PaddleCapture:
+    """paddle's host tracer for one stepprof Profiler: begin() at the start of
+    each recorded span, end() just before the span is collected (with the
+    profiler's _add_events) or discarded (None)."""
+
+    def __init__(self):
+        self._tracer = None
+        self._flag_before = None
+        self._busy_warned = False
+        self._types = None
+
+    @property
+    def running(self):
+        return self._tracer is not None
+
+    def begin(self):
+        paddle = sys.modules.get("paddle")
+        if paddle is None or self._tracer is not None:
+            return  # paddle imported later: captured from the next span on
+        if _check(paddle):
+            return
+        from paddle.base import core
+        from paddle.profiler import utils
+        options = core.ProfilerOptions()
+        options.trace_switch = 1  # the CPU: paddle's host tracer
+        tracer = core._Profiler.create(options, [])
+        if tracer is None:
+            if not self._busy_warned:
+                self._busy_warned = True
+                warnings.warn("paddle.profiler holds paddle's tracer (it serves one profiler at a "
+                              "time); this stepprof span records the hand-marked ranges only. "
+                              "Delete the paddle.profiler.Profiler to give it back",
+                              _core.StepprofWarning, stacklevel=3)
+            return
+        if self._types is None:
+            self._types = _type_map(core)
+        utils.wrap_optimizers()  # idempotent; paddle.profiler.Profiler() does the same
+        self._flag_before = utils._is_profiler_used
+        utils._is_profiler_used = True
+        tracer.prepare()
+        tracer.start()
+        self._tracer = tracer
+
+    def end(self, add):
+        """Stops paddle's tracer; add(events) receives its events, unless add
+        is None (the span is discarded)."""
+        tracer, self._tracer = self._tracer, None
+        if tracer is None:
+            return
+        try:
+            result = tracer.stop()
+        finally:
+            from paddle.profiler import utils
+            utils._is_profiler_used = bool(self._flag_before)
+            del tracer  # frees paddle's single tracer for the next span or paddle.profiler
+        if add is not None and result is not None:
+            add(events_of(result, self._types))

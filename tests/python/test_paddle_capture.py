@@ -1,0 +1,208 @@
+"""stepprof.profiler sees what paddle.profiler sees (issue 19): the same
+small paddle training loop (tests/python/paddle_mlp.py: a 3-layer MLP, SGD,
+paddle.io.DataLoader) runs once under paddle.profiler and once under
+stepprof.profiler, each in its own process, and the summary tables they
+print are compared: the Operator Summary's rows and their calls per step,
+the Overview's event types, and the Model Summary's Dataloader row. Times
+are never compared. Also: paddle's profiler holding paddle's tracer, paddle
+imported after the profiler started, and a paddle version that is not
+supported.
+
+The tests that need paddle skip, saying why, when paddle cannot be imported;
+`make test-python` installs it (python/test.sh) when PyPI is reachable."""
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+import types
+import warnings
+
+import pytest
+
+import stepprof.profiler as profiler
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MLP = os.path.join(HERE, "paddle_mlp.py")
+
+HAVE_PADDLE = importlib.util.find_spec("paddle") is not None
+needs_paddle = pytest.mark.skipif(
+    not HAVE_PADDLE,
+    reason="paddle is not installed in this Python; `make test-python` installs paddlepaddle "
+           "from PyPI into build/python-venv (python/test.sh), or: pip install paddlepaddle")
+
+
+def run_python(args, cwd, timeout=600):
+    proc = subprocess.run([sys.executable] + args, cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout)
+    assert proc.returncode == 0, f"{args} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc.stdout, proc.stderr
+
+
+def table(text, title):
+    """The data rows of the summary table titled `title` in printed text, as
+    lists of cells (cells are separated by two or more spaces; a row's name
+    loses its indent). Stops at the table's end or at the Overview's GPU
+    half (a header line that begins with blanks)."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if re.fullmatch(rf"-+{title}-+", line)), None)
+    assert start is not None, f"no {title} in:\n{text}"
+    i = next(i for i in range(start, len(lines)) if lines[i].startswith("Name")
+             or lines[i].startswith("Event Type"))
+    rows = []
+    for line in lines[i + 1:]:
+        if not line.strip() or line.startswith("Note:"):
+            break
+        if line.startswith("-"):
+            continue
+        cells = re.split(r"\s{2,}", line.strip())
+        if cells[0] == "Calls":  # the Overview's GPU half
+            break
+        rows.append(cells)
+    return rows
+
+
+def summary(text):
+    """{title: {name: calls}} for the tables compared here."""
+    out = {}
+    for title in ("Overview Summary", "Model Summary", "Operator Summary"):
+        out[title] = {cells[0]: cells[1] for cells in table(text, title)}
+    return out
+
+
+@pytest.fixture(scope="module")
+def both_runs(tmp_path_factory):
+    if not HAVE_PADDLE:
+        pytest.skip("paddle is not installed (see needs_paddle)")
+    cwd = tmp_path_factory.mktemp("paddle_mlp")
+    out = {}
+    for mode in ("paddle", "stepprof"):
+        stdout, stderr = run_python([MLP, mode], cwd)
+        out[mode] = summary(stdout.split("=== summary ===", 1)[1])
+        out[mode + "_stderr"] = stderr
+    return out
+
+
+def per_step(rows):
+    steps = int(rows["Overview Summary"]["ProfileStep"])
+    return {name: int(calls) / steps for name, calls in rows["Operator Summary"].items()}
+
+
+@needs_paddle
+def test_paddle_capture_operator_rows_and_calls_match(both_runs):
+    paddle_ops, ours = per_step(both_runs["paddle"]), per_step(both_runs["stepprof"])
+    assert set(ours) == set(paddle_ops), (sorted(set(paddle_ops) ^ set(ours)))
+    assert ours == paddle_ops
+    assert "matmul dygraph" in ours and "Global_MatmulGradNode" in ours
+
+
+@needs_paddle
+def test_paddle_capture_overview_has_paddles_event_types(both_runs):
+    assert set(both_runs["stepprof"]["Overview Summary"]) == set(
+        both_runs["paddle"]["Overview Summary"])
+    for kind in ("Operator", "OperatorInner", "DygraphKernelLaunch", "Dataloader", "Forward",
+                 "Backward", "Optimization"):
+        assert kind in both_runs["stepprof"]["Overview Summary"], kind
+
+
+@needs_paddle
+def test_paddle_capture_model_summary_has_dataloader(both_runs):
+    model = both_runs["stepprof"]["Model Summary"]
+    assert model.get("Dataloader") == both_runs["paddle"]["Model Summary"]["Dataloader"]
+    assert "StepprofWarning" not in both_runs["stepprof_stderr"]
+
+
+CONCURRENT = r"""
+import warnings
+import paddle
+import paddle.profiler as pp
+import stepprof.profiler as profiler
+
+def span():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        prof = profiler.Profiler(targets=[profiler.ProfilerTarget.CPU], on_trace_ready=lambda p: None)
+        prof.start()
+        with profiler.RecordEvent("mine"):
+            paddle.matmul(paddle.ones([4, 4]), paddle.ones([4, 4]))
+        prof.stop()
+    names = {e.name for t in range(len(prof.get_result().threads)) for e in prof.get_result().events(t)}
+    return names, [str(w.message) for w in caught if w.category is profiler.StepprofWarning]
+
+theirs = pp.Profiler(targets=[pp.ProfilerTarget.CPU], on_trace_ready=lambda p: None)
+names, warned = span()
+print("held:", "mine" in names, "matmul dygraph" in names, len(warned), warned[0][:60] if warned else "")
+del theirs  # paddle's tracer is free again
+names, warned = span()
+print("free:", "mine" in names, "matmul dygraph" in names, len(warned))
+# And paddle.profiler still works after a stepprof span.
+theirs = pp.Profiler(targets=[pp.ProfilerTarget.CPU], on_trace_ready=lambda p: None)
+theirs.start(); paddle.ones([2]) + 1; theirs.stop()
+print("paddle after:", theirs.profiler_result is not None)
+"""
+
+
+@needs_paddle
+def test_paddle_capture_paddle_profiler_holding_the_tracer(tmp_path):
+    """While paddle.profiler holds paddle's tracer, a stepprof span records
+    its hand-marked ranges only, with one warning; once it is gone, paddle's
+    operators are captured again; paddle.profiler works after stepprof."""
+    stdout, _ = run_python(["-c", CONCURRENT], tmp_path)
+    assert "held: True False 1 paddle.profiler holds paddle's tracer" in stdout, stdout
+    assert "free: True True 0" in stdout, stdout
+    assert "paddle after: True" in stdout, stdout
+
+
+IMPORTED_LATE = r"""
+import stepprof.profiler as profiler
+prof = profiler.Profiler(targets=[profiler.ProfilerTarget.CPU], scheduler=profiler.make_scheduler(
+    closed=0, ready=0, record=1), on_trace_ready=lambda p: None)
+prof.start()
+import paddle
+x = paddle.ones([4, 4])
+def names():
+    r = prof.get_result()
+    return {e.name for t in range(len(r.threads)) for e in r.events(t)}
+paddle.matmul(x, x); prof.step()
+print("first span:", "matmul dygraph" in names())
+paddle.matmul(x, x); prof.step()
+print("next span:", "matmul dygraph" in names())
+prof.stop()
+"""
+
+
+@needs_paddle
+def test_paddle_capture_paddle_imported_after_start(tmp_path):
+    stdout, _ = run_python(["-c", IMPORTED_LATE], tmp_path)
+    assert "first span: False" in stdout and "next span: True" in stdout, stdout
+
+
+def test_paddle_capture_unsupported_version_warns_once(monkeypatch):
+    """A paddle outside the supported versions: one StepprofWarning that
+    names the version, and the hand-marked ranges are recorded as usual."""
+    fake = types.ModuleType("paddle")
+    fake.__version__ = "2.1.0"
+    monkeypatch.setitem(sys.modules, "paddle", fake)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            prof = profiler.Profiler(on_trace_ready=lambda p: None)
+            prof.start()
+            with profiler.RecordEvent("mine"):
+                pass
+            prof.stop()
+            assert "mine" in {e.name for e in prof.get_result().events(0)}
+    ours = [str(w.message) for w in caught if w.category is profiler.StepprofWarning]
+    assert len(ours) == 1, ours
+    assert "paddle 2.1.0 is not supported" in ours[0] and "hand-marked ranges only" in ours[0]
+
+
+def test_paddle_capture_add_events_outside_a_span_is_refused():
+    prof = profiler.Profiler(on_trace_ready=lambda p: None)
+    assert prof._add_events([(1, 0, "x", 0, 1)]) is False
+    prof.start()
+    with pytest.raises(ValueError):
+        prof._add_events([(1, 99, "x", 0, 1)])
+    with pytest.raises(TypeError):
+        prof._add_events([(1, 0)])
+    prof.stop()
