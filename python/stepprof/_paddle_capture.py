@@ -146,9 +146,10 @@ class PaddleCapture:
         if tracer is None:
             if not self._busy_warned:
                 self._busy_warned = True
-                warnings.warn("paddle.profiler holds paddle's tracer (it serves one profiler at a "
-                              "time); this stepprof span records the hand-marked ranges only. "
-                              "Delete the paddle.profiler.Profiler to give it back",
+                warnings.warn("paddle.profiler holds paddle's tracer (a paddle.profiler.Profiler "
+                              "exists, or something else holds paddle.base.core._Profiler; it "
+                              "serves one profiler at a time): stepprof spans record the "
+                              "hand-marked ranges only until it is deleted",
                               _core.StepprofWarning, stacklevel=3)
             return
         if self._types is None:

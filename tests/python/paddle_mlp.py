@@ -1,7 +1,8 @@
 """A small paddle training loop (3-layer MLP, SGD, paddle.io.DataLoader) run
 under paddle.profiler or stepprof.profiler, the one named by argv[1]
 ("paddle" or "stepprof"); prints the profiler's summary tables (all views,
-op_detail off) to stdout. test_paddle_capture.py runs it once per profiler
+op_detail off) to stdout, and with a path as argv[2] exports the span's
+Chrome-trace JSON there. test_paddle_capture.py runs it once per profiler
 in a subprocess (each gets a fresh paddle and a fresh tracer) and compares
 the tables."""
 import sys
@@ -59,6 +60,8 @@ def main():
         opt.clear_grad()
         prof.step()
     prof.stop()
+    if len(sys.argv) > 2:
+        prof.export(sys.argv[2], "json")
     print("=== summary ===")
     prof.summary(op_detail=False, time_unit="ms")
 

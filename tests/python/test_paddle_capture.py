@@ -21,6 +21,7 @@ import warnings
 import pytest
 
 import stepprof.profiler as profiler
+from conftest import load_trace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MLP = os.path.join(HERE, "paddle_mlp.py")
@@ -77,9 +78,10 @@ def both_runs(tmp_path_factory):
     cwd = tmp_path_factory.mktemp("paddle_mlp")
     out = {}
     for mode in ("paddle", "stepprof"):
-        stdout, stderr = run_python([MLP, mode], cwd)
+        stdout, stderr = run_python([MLP, mode, str(cwd / f"{mode}.json")], cwd)
         out[mode] = summary(stdout.split("=== summary ===", 1)[1])
         out[mode + "_stderr"] = stderr
+    out["trace"] = str(cwd / "stepprof.json")
     return out
 
 
@@ -110,6 +112,24 @@ def test_paddle_capture_model_summary_has_dataloader(both_runs):
     model = both_runs["stepprof"]["Model Summary"]
     assert model.get("Dataloader") == both_runs["paddle"]["Model Summary"]["Dataloader"]
     assert "StepprofWarning" not in both_runs["stepprof_stderr"]
+
+
+@needs_paddle
+def test_paddle_capture_trace_is_valid_and_typed(both_runs):
+    """The exported trace passes the trace checker; paddle's events are in it
+    with paddle's types in args["Event Type"] (Kineto's dialect), inside the
+    ProfileStep ranges."""
+    trace = load_trace(both_runs["trace"])
+    spans = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+    kinds = {e.get("args", {}).get("Event Type") for e in spans}
+    for kind in ("Operator", "OperatorInner", "DygraphKernelLaunch", "Dataloader"):
+        assert kind in kinds, (kind, sorted(k for k in kinds if k))
+    steps = [e for e in spans if e["name"].startswith("ProfilerStep#")]
+    ops = [e for e in spans if e.get("args", {}).get("Event Type") == "Operator"]
+    assert len(steps) == 5 and ops
+    inside = [o for o in ops if any(s["ts"] <= o["ts"] and o["ts"] + o["dur"] <= s["ts"] + s["dur"]
+                                    for s in steps)]
+    assert len(inside) == len(ops)
 
 
 CONCURRENT = r"""
