@@ -55,4 +55,5 @@ fi
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps .
 # make bench only needs the package installed.
 [ "${STEPPROF_INSTALL_ONLY:-0}" = 1 ] && exit 0
-exec "$VENV/bin/python" -m pytest -q tests/python "$@"
+# -rs: a skipped test says why (the paddle tests without paddle).
+exec "$VENV/bin/python" -m pytest -q -rs tests/python "$@"
