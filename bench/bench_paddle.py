@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""bench_paddle.py: stepprof.profiler against paddle.profiler on paddle code
+(issue 19's performance targets), in one process, interleaved:
+
+1. step time of the MLP of tests/python/paddle_mlp.py (3-layer MLP, SGD,
+   paddle.io.DataLoader) with no profiler, under stepprof (paddle's tracer
+   captured) and under paddle.profiler: medians of interleaved rounds, as
+   ratios to no profiler;
+2. an op-heavy loop (many small tensors): stop() (with the default-style
+   chrome-trace handler) plus summary(), stepprof against paddle;
+3. the cost of handing paddle's events to the span (tracer stop, tree walk,
+   _add_events), per event.
+
+Needs paddle and the package installed:
+
+    make test-python                      # builds build/python-venv with paddle
+    build/python-venv/bin/python bench/bench_paddle.py [rounds]
+
+Not yet run by `make bench` (bench/report.py); the figures in docs are to be
+taken from it on an idle machine (issue 19)."""
+import contextlib
+import io
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+
+try:
+    import paddle
+except ImportError:
+    print("bench_paddle: skipped: paddle is not installed (pip install paddlepaddle)")
+    sys.exit(0)
+import paddle.profiler as pp
+
+import stepprof.profiler as sp
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                "python"))
+import paddle_mlp  # noqa: E402
+
+paddle.set_device("cpu")
+warnings.simplefilter("ignore")
+ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 7
+
+
+def mlp_step_s(mod):
+    """Median step time of 20 MLP steps, every one recorded by mod (None: no
+    profiler)."""
+    loader = paddle.io.DataLoader(paddle_mlp.Data(), batch_size=paddle_mlp.BATCH, drop_last=True)
+    model = paddle_mlp.MLP()
+    opt = paddle.optimizer.SGD(learning_rate=0.01, parameters=model.parameters())
+    prof = None
+    if mod is not None:
+        prof = mod.Profiler(targets=[mod.ProfilerTarget.CPU], on_trace_ready=lambda p: None)
+        prof.start()
+    times = []
+    for _ in range(3):
+        for x, y in loader:
+            t0 = time.perf_counter()
+            loss = paddle.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            if prof is not None:
+                prof.step()
+            times.append(time.perf_counter() - t0)
+    if prof is not None:
+        with contextlib.redirect_stdout(io.StringIO()):
+            prof.stop()
+    return statistics.median(times)
+
+
+def op_heavy_stop_s(mod, steps=10, ops=200):
+    """stop() with a chrome-trace handler, and summary(), after `steps` steps
+    of `ops` small multiply-adds each."""
+    out = tempfile.mkdtemp(prefix="bench_paddle_")
+    prof = mod.Profiler(targets=[mod.ProfilerTarget.CPU],
+                        on_trace_ready=mod.export_chrome_tracing(out))
+    x = paddle.ones([8])
+    prof.start()
+    for _ in range(steps):
+        y = x
+        for _ in range(ops):
+            y = y * 1.0001 + 0.5
+        prof.step()
+    with contextlib.redirect_stdout(io.StringIO()):
+        t0 = time.perf_counter()
+        prof.stop()
+        t1 = time.perf_counter()
+        prof.summary()
+        t2 = time.perf_counter()
+    shutil.rmtree(out, ignore_errors=True)
+    del prof
+    return t1 - t0, t2 - t1
+
+
+def hand_over_us_per_event(ops=2000):
+    from paddle.base import core
+
+    from stepprof import _paddle_capture
+    options = core.ProfilerOptions()
+    options.trace_switch = 1
+    tracer = core._Profiler.create(options, [])
+    tracer.prepare()
+    tracer.start()
+    y = paddle.ones([8])
+    for _ in range(ops):
+        y = y * 1.0001 + 0.5
+    prof = sp.Profiler(on_trace_ready=lambda p: None)
+    t0 = time.perf_counter()
+    result = tracer.stop()
+    t1 = time.perf_counter()
+    del tracer
+    events = _paddle_capture.events_of(result, _paddle_capture._type_map(core))
+    t2 = time.perf_counter()
+    prof.start()
+    t3 = time.perf_counter()
+    prof._add_events(events)
+    t4 = time.perf_counter()
+    prof.stop()
+    n = len(events)
+    return n, 1e6 * (t1 - t0) / n, 1e6 * (t2 - t1) / n, 1e6 * (t4 - t3) / n
+
+
+def main():
+    steps = {"none": [], "stepprof": [], "paddle": []}
+    for _ in range(ROUNDS):
+        steps["none"].append(mlp_step_s(None))
+        steps["stepprof"].append(mlp_step_s(sp))
+        steps["paddle"].append(mlp_step_s(pp))
+    base = statistics.median(steps["none"])
+    print(f"MLP step (median step of {ROUNDS} interleaved rounds, 27 steps each):")
+    for k, v in steps.items():
+        print(f"  {k:9s} {1e3 * statistics.median(v):7.3f} ms  {statistics.median(v) / base:6.3f}x")
+    stops = {"stepprof": [], "paddle": []}
+    for _ in range(max(1, ROUNDS // 2)):
+        stops["paddle"].append(op_heavy_stop_s(pp))
+        stops["stepprof"].append(op_heavy_stop_s(sp))
+    print("op-heavy loop (10 steps x 400 ops): stop (chrome trace) and summary():")
+    med = {k: (statistics.median(a for a, _ in v), statistics.median(b for _, b in v))
+           for k, v in stops.items()}
+    for k, (a, b) in med.items():
+        print(f"  {k:9s} stop {1e3 * a:8.1f} ms  summary {1e3 * b:8.1f} ms  total {1e3 * (a + b):8.1f} ms")
+    print(f"  paddle / stepprof: {sum(med['paddle']) / sum(med['stepprof']):.1f}x")
+    n, stop_us, walk_us, add_us = hand_over_us_per_event()
+    print(f"hand-over of {n} events: paddle's tracer stop {stop_us:.2f} us/event, "
+          f"walk {walk_us:.2f} us/event, _add_events {add_us:.2f} us/event")
+
+
+if __name__ == "__main__":
+    main()
