@@ -1,7 +1,7 @@
 """A small paddle training loop (3-layer MLP, SGD, paddle.io.DataLoader) run
 under paddle.profiler or stepprof.profiler, the one named by argv[1]
-("paddle" or "stepprof"); prints the profiler's summary tables (all views,
-op_detail off) to stdout, and with a path as argv[2] exports the span's
+("paddle" or "stepprof"); prints the profiler's summary tables (all views, with
+op_detail, as summary() does by default) to stdout, and with a path as argv[2] exports the span's
 Chrome-trace JSON there. test_paddle_capture.py runs it once per profiler
 in a subprocess (each gets a fresh paddle and a fresh tracer) and compares
 the tables."""
@@ -63,7 +63,7 @@ def main():
     if len(sys.argv) > 2:
         prof.export(sys.argv[2], "json")
     print("=== summary ===")
-    prof.summary(op_detail=False, time_unit="ms")
+    prof.summary(time_unit="ms")
 
 
 if __name__ == "__main__":

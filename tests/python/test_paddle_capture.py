@@ -54,9 +54,9 @@ def run_python(args, cwd, timeout=600):
 
 def table(text, title):
     """The data rows of the summary table titled `title` in printed text, as
-    lists of cells (cells are separated by two or more spaces; a row's name
-    loses its indent). Stops at the table's end or at the Overview's GPU
-    half (a header line that begins with blanks)."""
+    (indent, cells) (cells are separated by two or more spaces; the name
+    loses its indent, which is returned). Stops at the table's end or at the
+    Overview's GPU half (a header line that begins with blanks)."""
     lines = text.splitlines()
     start = next((i for i, line in enumerate(lines) if re.fullmatch(rf"-+{title}-+", line)), None)
     assert start is not None, f"no {title} in:\n{text}"
@@ -71,15 +71,25 @@ def table(text, title):
         cells = re.split(r"\s{2,}", line.strip())
         if cells[0] == "Calls":  # the Overview's GPU half
             break
-        rows.append(cells)
+        rows.append((len(line) - len(line.lstrip()), cells))
     return rows
 
 
 def summary(text):
-    """{title: {name: calls}} for the tables compared here."""
+    """{title: {name: calls}} for the tables compared here. The Operator
+    Summary's inner rows (op_detail) are named "<op> > <inner>"."""
     out = {}
     for title in ("Overview Summary", "Model Summary", "Operator Summary"):
-        out[title] = {cells[0]: cells[1] for cells in table(text, title)}
+        rows, op = {}, None
+        for indent, cells in table(text, title):
+            name = cells[0]
+            if title == "Operator Summary":
+                if indent == 0:
+                    op = name
+                else:
+                    name = f"{op} > {name}"
+            rows[name] = cells[1]
+        out[title] = rows
     return out
 
 
@@ -104,10 +114,13 @@ def per_step(rows):
 
 @needs_paddle
 def test_paddle_capture_operator_rows_and_calls_match(both_runs):
+    """The Operator Summary (op_detail, as printed by default): the same
+    operators and inner rows, each with the same calls per step."""
     paddle_ops, ours = per_step(both_runs["paddle"]), per_step(both_runs["stepprof"])
     assert set(ours) == set(paddle_ops), (sorted(set(paddle_ops) ^ set(ours)))
     assert ours == paddle_ops
     assert "matmul dygraph" in ours and "Global_MatmulGradNode" in ours
+    assert "matmul dygraph > matmul infer_meta" in ours
 
 
 @needs_paddle
