@@ -89,6 +89,8 @@ def summary(text):
                 else:
                     name = f"{op} > {name}"
             rows[name] = cells[1]
+            if len(cells) > 2 and "/" in cells[2]:  # "CPU Total / Avg / ...": the total
+                out.setdefault(title + " CPU", {})[name] = float(cells[2].split("/")[0])
         out[title] = rows
     return out
 
@@ -121,6 +123,20 @@ def test_paddle_capture_operator_rows_and_calls_match(both_runs):
     assert ours == paddle_ops
     assert "matmul dygraph" in ours and "Global_MatmulGradNode" in ours
     assert "matmul dygraph > matmul infer_meta" in ours
+
+
+@needs_paddle
+def test_paddle_capture_operator_times_are_sane(both_runs):
+    """Times are never compared for equality, only bounded: each operator's
+    CPU total is positive, below the steps' total, and within a factor of 20
+    of paddle's own (the machine may be loaded)."""
+    ours, theirs = both_runs["stepprof"], both_runs["paddle"]
+    step_total = float(ours["Model Summary CPU"]["ProfileStep"])
+    for name, total in ours["Operator Summary CPU"].items():
+        assert 0 < total <= step_total, (name, total, step_total)
+        if " > " not in name and theirs["Operator Summary CPU"].get(name, 0) > 0.05:
+            ratio = total / theirs["Operator Summary CPU"][name]
+            assert 0.05 < ratio < 20, (name, total, theirs["Operator Summary CPU"][name])
 
 
 @needs_paddle
@@ -180,6 +196,15 @@ print("held:", "mine" in names, "matmul dygraph" in names, len(warned), warned[0
 del theirs  # paddle's tracer is free again
 names, warned = span()
 print("free:", "mine" in names, "matmul dygraph" in names, len(warned))
+# paddle's own RecordEvents (paddle.profiler.RecordEvent) are captured too.
+prof = profiler.Profiler(targets=[profiler.ProfilerTarget.CPU], on_trace_ready=lambda p: None)
+prof.start()
+with pp.RecordEvent("theirs"):
+    paddle.ones([2]) + 1
+prof.stop()
+r = prof.get_result()
+theirs_events = [e for t in range(len(r.threads)) for e in r.events(t) if e.name == "theirs"]
+print("paddle RecordEvent:", [int(e.type) for e in theirs_events])
 # And paddle.profiler still works after a stepprof span.
 theirs = pp.Profiler(targets=[pp.ProfilerTarget.CPU], on_trace_ready=lambda p: None)
 theirs.start(); paddle.ones([2]) + 1; theirs.stop()
@@ -191,11 +216,13 @@ print("paddle after:", theirs.profiler_result is not None)
 def test_paddle_capture_paddle_profiler_holding_the_tracer(tmp_path):
     """While paddle.profiler holds paddle's tracer, a stepprof span records
     its hand-marked ranges only, with one warning; once it is gone, paddle's
-    operators are captured again; paddle.profiler works after stepprof."""
+    operators and paddle's own RecordEvents are captured again;
+    paddle.profiler works after stepprof."""
     stdout, _ = run_python(["-c", CONCURRENT], tmp_path)
     assert "held: True False 1 paddle.profiler holds paddle's tracer" in stdout, stdout
     assert "free: True True 0" in stdout, stdout
     assert "paddle after: True" in stdout, stdout
+    assert "paddle RecordEvent: [14]" in stdout, stdout  # PythonUserDefined, as paddle types it
 
 
 IMPORTED_LATE = r"""
