@@ -134,7 +134,7 @@ def test_paddle_capture_operator_times_are_sane(both_runs):
     step_total = float(ours["Model Summary CPU"]["ProfileStep"])
     for name, total in ours["Operator Summary CPU"].items():
         assert 0 < total <= step_total, (name, total, step_total)
-        if " > " not in name and theirs["Operator Summary CPU"].get(name, 0) > 0.05:
+        if " > " not in name and theirs["Operator Summary CPU"].get(name, 0) > 50:  # us
             ratio = total / theirs["Operator Summary CPU"][name]
             assert 0.05 < ratio < 20, (name, total, theirs["Operator Summary CPU"][name])
 
