@@ -33,8 +33,10 @@ SUPPORTED = ((3, 0), (4, 0))
 
 _NEEDED_CORE = ("_Profiler", "ProfilerOptions", "TracerEventType")
 
-# Process-wide: the paddle module checked and the verdict (None: usable, else
-# why not), so the unsupported warning is given once per process.
+# Process-wide: id(module) -> (module, verdict), the verdict None when usable,
+# else why not, so the unsupported warning is given once per process. The
+# module is held so that its id cannot be reused by another module (a stand-in
+# paddle in the tests) while its verdict is kept.
 _verdict = {}
 
 
@@ -73,11 +75,11 @@ def _check(paddle):
     key = id(paddle)
     if key not in _verdict:
         why = unsupported_reason(paddle)
-        _verdict[key] = why
+        _verdict[key] = (paddle, why)
         if why:
             warnings.warn(f"{why}; stepprof records the hand-marked ranges only",
                           _core.StepprofWarning, stacklevel=3)
-    return _verdict[key]
+    return _verdict[key][1]
 
 
 def _type_map(core):
@@ -158,8 +160,15 @@ class PaddleCapture:
         utils.wrap_optimizers()  # idempotent; paddle.profiler.Profiler() does the same
         self._flag_before = utils._is_profiler_used
         utils._is_profiler_used = True
-        tracer.prepare()
-        tracer.start()
+        try:
+            tracer.prepare()
+            tracer.start()
+        except BaseException:
+            # end() will not run for a tracer that never started: put paddle's
+            # flag back, or its DataLoader and optimizer would record events
+            # for the rest of the process.
+            utils._is_profiler_used = bool(self._flag_before)
+            raise
         self._tracer = tracer
 
     def end(self, add):

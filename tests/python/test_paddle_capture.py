@@ -127,16 +127,14 @@ def test_paddle_capture_operator_rows_and_calls_match(both_runs):
 
 @needs_paddle
 def test_paddle_capture_operator_times_are_sane(both_runs):
-    """Times are never compared for equality, only bounded: each operator's
-    CPU total is positive, below the steps' total, and within a factor of 20
-    of paddle's own (the machine may be loaded)."""
-    ours, theirs = both_runs["stepprof"], both_runs["paddle"]
+    """Times are never compared between the two runs (a preemption of a few
+    ms in either, on a busy machine, would break any ratio between operators
+    of 50 us): each operator's CPU total is only checked to be positive and
+    within the steps' total."""
+    ours = both_runs["stepprof"]
     step_total = float(ours["Model Summary CPU"]["ProfileStep"])
     for name, total in ours["Operator Summary CPU"].items():
         assert 0 < total <= step_total, (name, total, step_total)
-        if " > " not in name and theirs["Operator Summary CPU"].get(name, 0) > 50:  # us
-            ratio = total / theirs["Operator Summary CPU"][name]
-            assert 0.05 < ratio < 20, (name, total, theirs["Operator Summary CPU"][name])
 
 
 @needs_paddle
@@ -298,6 +296,7 @@ class _FakeTracer:
     stop() gives a result whose tree lies inside the time it ran."""
     alive = None
     fail_stop = False
+    fail_start = False
     created = 0
 
     @classmethod
@@ -313,6 +312,9 @@ class _FakeTracer:
         pass
 
     def start(self):
+        if self.fail_start:
+            type(self).alive = None
+            raise RuntimeError("tracer would not start")
         self.t0 = time.time_ns()
 
     def stop(self):
@@ -365,6 +367,7 @@ def fake_paddle(monkeypatch):
                       ("paddle.profiler", prof_mod), ("paddle.profiler.utils", utils)):
         monkeypatch.setitem(sys.modules, name, mod)
     _FakeTracer.alive, _FakeTracer.fail_stop, _FakeTracer.created = None, False, 0
+    _FakeTracer.fail_start = False
     yield utils
     _FakeTracer.alive = None
 
@@ -438,6 +441,22 @@ def test_paddle_capture_fake_tracer_failure_warns_and_goes_on(fake_paddle):
     assert _FakeTracer.created == 1  # not tried again by this profiler
     assert fake_paddle._is_profiler_used is False
     assert "mine" in {e.name for e in prof.get_result().events(threading.get_native_id())}
+
+
+def test_paddle_capture_fake_tracer_start_failure_puts_the_flag_back(fake_paddle):
+    """A tracer that fails to start is never stopped (end() has nothing to
+    stop), so paddle's flag must be put back at once: left on, paddle's
+    DataLoader and optimizer would record events for the rest of the
+    process."""
+    _FakeTracer.fail_start = True
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = _one_span()
+    ours = [str(w.message) for w in caught
+            if w.category is profiler.StepprofWarning and "paddle" in str(w.message)]
+    assert len(ours) == 1 and "tracer would not start" in ours[0], ours
+    assert fake_paddle._is_profiler_used is False
+    assert "mine" in {e.name for e in r.events(threading.get_native_id())}
 
 
 def test_paddle_capture_fake_discarded_span_stops_the_tracer(fake_paddle):
