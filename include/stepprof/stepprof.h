@@ -533,8 +533,10 @@ typedef struct sp_options {
      * ProfileStep range closed; sp_profiler_add_events works there), and
      * with SP_SPAN_DISCARD when it ends uncollected (RECORD -> CLOSED or
      * READY). Each BEGIN is followed by exactly one COLLECT or DISCARD. It
-     * runs on the thread that called start, step, stop or destroy, and must
-     * not call those. NULL (the default): none. */
+     * runs on the thread that called start, step, stop or destroy. It may
+     * not drive its own profiler: start, step and stop fail there with
+     * SP_EBUSY (counted in sp_profiler_misuse_count), and destroy is done
+     * when the call that ran the hook returns. NULL (the default): none. */
     void (*span_hook)(sp_profiler *prof, sp_span_event event, void *user);
     void *span_hook_user;
 } sp_options;
@@ -660,14 +662,18 @@ typedef struct sp_external_event {
  * span's start and stop sync points, so they line up with stepprof's own
  * ranges even while NTP slews CLOCK_REALTIME. A range that starts outside
  * the span is dropped and counted as out_of_window; one that ends after the
- * span is cut at its end; names are cut at 4096 bytes. Ranges added while
- * the span is discarded (READY, or RECORD -> CLOSED) are dropped with it.
+ * span is cut at its end, one that ends before it starts has length 0;
+ * names are cut at 4096 bytes. Ranges added to a span that is then
+ * discarded (RECORD -> CLOSED or READY) are dropped with it.
  * Errors: SP_EINVAL (NULL profiler, NULL events with count > 0, an unknown
- * type or a NULL name with name_len > 0: nothing is added), SP_ESTATE (the
- * profiler records no span now), SP_ENOMEM (nothing is added).
+ * type, SP_EVENT_PROFILE_STEP (steps are the profiler's own), or a NULL name
+ * with name_len > 0: nothing is added), SP_ESTATE (the profiler records no
+ * span now, READY included), SP_EBUSY (called from on_trace_ready),
+ * SP_ENOMEM (nothing is added).
  * Cost: one copy of each event and name; nothing is converted until the
- * span is collected.
- * Threads: not concurrently with start, step or stop of the profiler. */
+ * span is collected. The copies are not counted against buffer_cap_bytes.
+ * Threads: the thread that drives the profiler (start, step, stop), or
+ * span_hook; never concurrently with those calls, destroy, or itself. */
 SP_API sp_status sp_profiler_add_events(sp_profiler *prof, const sp_external_event *events,
                                         size_t count);
 

@@ -43,11 +43,12 @@ struct sp_profiler {
     sp__external external; /* sp_profiler_add_events' ranges for the span being recorded */
     int span_hooked;       /* span_hook was told BEGIN, and not yet COLLECT or DISCARD */
     unsigned fork_gen;  /* sp__record_fork_generation() at create; see inherited() */
-    /* Re-entry (reliability.md, "Issue 17"): set while on_trace_ready runs.
+    /* Re-entry (reliability.md, "profiler lifecycle"): set while on_trace_ready runs.
      * start/step/stop on this profiler then fail with SP_EBUSY, and destroy
      * is deferred (destroy_deferred) until the public call that ran the
      * callback returns. */
     int in_callback;
+    int in_hook; /* span_hook runs: the same refusals, but add_events works */
     int destroy_deferred;
     /* The live list that the exit hook walks (at_exit below). */
     sp_profiler *live_prev, *live_next;
@@ -274,11 +275,18 @@ static sp_status prepare(sp_profiler *p)
 }
 
 /* Tells span_hook that the span ends (COLLECT or DISCARD), once per BEGIN. */
+static void call_span_hook(sp_profiler *p, sp_span_event event)
+{
+    p->in_hook = 1;
+    p->opts.span_hook(p, event, p->opts.span_hook_user);
+    p->in_hook = 0;
+}
+
 static void end_span_hook(sp_profiler *p, sp_span_event event)
 {
     if (!p->span_hooked) return;
     p->span_hooked = 0;
-    p->opts.span_hook(p, event, p->opts.span_hook_user);
+    call_span_hook(p, event);
 }
 
 static void start_span(sp_profiler *p)
@@ -292,7 +300,7 @@ static void start_span(sp_profiler *p)
     crash_span(p, &p->span_start);
     if (p->opts.span_hook) {
         p->span_hooked = 1;
-        p->opts.span_hook(p, SP_SPAN_BEGIN, p->opts.span_hook_user);
+        call_span_hook(p, SP_SPAN_BEGIN);
     }
 }
 
@@ -331,10 +339,11 @@ static void fill_meta(const sp_profiler *p, sp__span_meta *m)
 /* Collects the span into p->result. A failure keeps the previous result. */
 static sp_status stop_with_result(sp_profiler *p)
 {
-    end_span_hook(p, SP_SPAN_COLLECT); /* another tracer hands over its events */
-    /* The end sample right at the stop, before collection work (§9). */
+    /* The end sample right at the stop, before collection work (§9) and
+     * before another tracer's hand-over, which is profiling work too. */
     sp__cpu_sample cpu_end;
     sp__cpu_sample_take(&cpu_end);
+    end_span_hook(p, SP_SPAN_COLLECT); /* another tracer hands over its events */
     crash_span(p, NULL); /* the span is being collected: no dump of it now */
     sp__span_meta meta;
     fill_meta(p, &meta);
@@ -508,15 +517,18 @@ static sp_status inert(sp_profiler *p, const char *fn)
                                "child process (create a new one there)", fn);
 }
 
-/* A start, step or stop from inside this profiler's on_trace_ready would
- * run a transition in the middle of another one: refused, counted, and
- * nothing changes. */
+/* A start, step or stop from inside this profiler's on_trace_ready or
+ * span_hook would run a transition in the middle of another one: refused,
+ * counted, and nothing changes. */
 static sp_status reentered(sp_profiler *p, const char *fn)
 {
     atomic_fetch_add(&p->misuse, 1);
-    return sp__fail(SP_EBUSY, "%s: called from on_trace_ready; the profiler cannot be driven from "
-                              "its own callback (call it after the callback returns)", fn);
+    return sp__fail(SP_EBUSY, "%s: called from %s; the profiler cannot be driven from "
+                              "its own callback (call it after the callback returns)", fn,
+                    p->in_hook ? "span_hook" : "on_trace_ready");
 }
+
+static int in_own_callback(const sp_profiler *p) { return p->in_callback || p->in_hook; }
 
 static void destroy_now(sp_profiler *p);
 
@@ -556,7 +568,7 @@ sp_status sp_profiler_start(sp_profiler *p)
 {
     if (!p) return sp__fail(SP_EINVAL, "sp_profiler_start: profiler is NULL");
     if (inherited(p)) return inert(p, "sp_profiler_start");
-    if (p->in_callback) return reentered(p, "sp_profiler_start");
+    if (in_own_callback(p)) return reentered(p, "sp_profiler_start");
     if (p->started && !p->stopped) return misuse(p, "sp_profiler_start: the profiler was already started");
     sp_status s = check_crash_dir(p);
     if (s != SP_OK) return s;
@@ -575,7 +587,7 @@ sp_status sp_profiler_step(sp_profiler *p, int64_t num_samples)
 {
     if (!p) return sp__fail(SP_EINVAL, "sp_profiler_step: profiler is NULL");
     if (inherited(p)) return inert(p, "sp_profiler_step");
-    if (p->in_callback) return reentered(p, "sp_profiler_step");
+    if (in_own_callback(p)) return reentered(p, "sp_profiler_step");
     if (!p->started) return misuse(p, "sp_profiler_step: called before sp_profiler_start");
     if (p->stopped) return misuse(p, "sp_profiler_step: called after sp_profiler_stop");
     sp__timer_step(&p->timer, sp__timer_now_ns(), num_samples);
@@ -663,7 +675,7 @@ sp_status sp_profiler_stop(sp_profiler *p)
 {
     if (!p) return sp__fail(SP_EINVAL, "sp_profiler_stop: profiler is NULL");
     if (inherited(p)) return inert(p, "sp_profiler_stop");
-    if (p->in_callback) return reentered(p, "sp_profiler_stop");
+    if (in_own_callback(p)) return reentered(p, "sp_profiler_stop");
     if (!p->started) return misuse(p, "sp_profiler_stop: called before sp_profiler_start");
     if (p->stopped) return misuse(p, "sp_profiler_stop: the profiler was already stopped");
     return done(p, stop_span(p, 1));
@@ -714,9 +726,9 @@ static void destroy_now(sp_profiler *p)
 void sp_profiler_destroy(sp_profiler *p)
 {
     if (!p) return;
-    if (p->in_callback) {
-        /* From on_trace_ready: p is still in use by the call that ran it,
-         * which destroys it when it returns. */
+    if (in_own_callback(p)) {
+        /* From on_trace_ready or span_hook: p is still in use by the call
+         * that ran it, which destroys it when it returns. */
         p->destroy_deferred = 1;
         return;
     }
@@ -734,7 +746,7 @@ static void at_exit(void)
     for (;;) {
         pthread_mutex_lock(&live_lock);
         sp_profiler *p = live;
-        while (p && (p->exit_seen || inherited(p) || p->in_callback)) p = p->live_next;
+        while (p && (p->exit_seen || inherited(p) || in_own_callback(p))) p = p->live_next;
         if (p) p->exit_seen = 1;
         pthread_mutex_unlock(&live_lock);
         if (!p) return;
@@ -767,6 +779,9 @@ sp_status sp_profiler_add_events(sp_profiler *p, const sp_external_event *events
         if ((unsigned)events[i].type >= SP_EVENT_TYPE_COUNT)
             return sp__fail(SP_EINVAL, "sp_profiler_add_events: event %zu has unknown type %d", i,
                             (int)events[i].type);
+        if (events[i].type == SP_EVENT_PROFILE_STEP)
+            return sp__fail(SP_EINVAL, "sp_profiler_add_events: event %zu is a ProfileStep; steps "
+                                       "are the profiler's own (sp_profiler_step)", i);
         if (!events[i].name && events[i].name_len > 0)
             return sp__fail(SP_EINVAL, "sp_profiler_add_events: event %zu has a NULL name", i);
     }

@@ -76,7 +76,18 @@ int64_t sp__external_time(int64_t real_ns, const sp__sync *start, const sp__sync
         k = (double)(line_stop - line_start) / (double)real_span;
         if (k < 0.99 || k > 1.01) k = 1.0; /* the realtime clock was stepped */
     }
-    return line_stop + (int64_t)((double)(real_ns - stop->real_ns) * k);
+    /* A caller's time may be anywhere in int64_t: where the difference or
+     * the result would overflow, the time is clamped (it lies far outside
+     * the span and is dropped as out of window). The difference stays an
+     * integer, so that near times keep their nanoseconds. */
+    int64_t diff, out;
+    if (__builtin_sub_overflow(real_ns, stop->real_ns, &diff))
+        return real_ns < stop->real_ns ? INT64_MIN : INT64_MAX;
+    double scaled = (double)diff * k;
+    if (scaled >= 9.2e18 || scaled <= -9.2e18) return scaled < 0 ? INT64_MIN : INT64_MAX;
+    if (__builtin_add_overflow(line_stop, (int64_t)scaled, &out))
+        return scaled < 0 ? INT64_MIN : INT64_MAX;
+    return out;
 }
 
 static int append(sp__thread *t, const sp__event *e)

@@ -101,6 +101,10 @@ static void test_external_events_refused_outside_a_span(void)
     CHECK(strstr(sp_last_error(), "event 1") != NULL);
     sp_external_event noname = {1, SP_EVENT_OPERATOR, NULL, 3, 0, 0};
     CHECK_EQ(SP_EINVAL, sp_profiler_add_events(p, &noname, 1));
+    sp_external_event step = {1, SP_EVENT_PROFILE_STEP, "ProfileStep#9", 13, 0, 0};
+    CHECK_EQ(SP_EINVAL, sp_profiler_add_events(p, &step, 1));
+    CHECK_STR_EQ("sp_profiler_add_events: event 0 is a ProfileStep; steps are the profiler's own "
+                 "(sp_profiler_step)", sp_last_error());
     CHECK_OK(sp_profiler_stop(p));
     /* Nothing of the refused calls reached the result. */
     const sp_result *r = sp_profiler_result(p);
@@ -139,6 +143,48 @@ static void test_external_events_of_a_discarded_span_are_dropped(void)
     long t = thread_of(r, (uint64_t)gettid());
     CHECK(t >= 0 && find(r, t, "kept op", &e) >= 0);
     CHECK(t >= 0 && find(r, t, "ready op", &e) < 0);
+    CHECK_OK(sp_profiler_stop(p));
+    sp_profiler_destroy(p);
+}
+
+/* RECORD, then CLOSED (the span is discarded), then RECORD_AND_RETURN. */
+static sp_state record_closed_record(int64_t step, void *user)
+{
+    (void)user;
+    static const sp_state s[] = {SP_STATE_RECORD, SP_STATE_CLOSED, SP_STATE_RECORD_AND_RETURN};
+    return step < 3 ? s[step] : SP_STATE_CLOSED;
+}
+
+/* Events added to a span that is then discarded go with it: the next span
+ * does not inherit them. */
+static void test_external_events_added_then_discarded_go_with_the_span(void)
+{
+    sp_options o;
+    sp_options_init(&o);
+    o.on_trace_ready = sp_handler_none();
+    o.log = quiet;
+    CHECK_OK(sp_scheduler_custom(&o.scheduler, record_closed_record, NULL));
+    sp_profiler *p = NULL;
+    CHECK_OK(sp_profiler_create(&o, &p));
+    CHECK_OK(sp_profiler_start(p)); /* RECORD */
+    int64_t now = realtime_ns();
+    sp_external_event gone = {(uint64_t)gettid(), SP_EVENT_OPERATOR, "discarded op", 12, now,
+                              now + 10};
+    CHECK_OK(sp_profiler_add_events(p, &gone, 1));
+    CHECK_OK(sp_profiler_step(p, 1)); /* CLOSED: the span is discarded */
+    CHECK(sp_profiler_result(p) == NULL);
+    CHECK_OK(sp_profiler_step(p, 1)); /* RECORD_AND_RETURN: a new span */
+    now = realtime_ns();
+    sp_external_event kept = {(uint64_t)gettid(), SP_EVENT_OPERATOR, "kept op", 7, now, now + 10};
+    CHECK_OK(sp_profiler_add_events(p, &kept, 1));
+    CHECK_OK(sp_profiler_step(p, 1)); /* collected */
+    const sp_result *r = sp_profiler_result(p);
+    CHECK(r != NULL);
+    sp_event_info e;
+    long t = thread_of(r, (uint64_t)gettid());
+    CHECK(t >= 0 && find(r, t, "kept op", &e) >= 0);
+    CHECK(t >= 0 && find(r, t, "discarded op", &e) < 0);
+    CHECK_U64_EQ(0, sp_result_counter(r, SP_COUNTER_OUT_OF_WINDOW));
     CHECK_OK(sp_profiler_stop(p));
     sp_profiler_destroy(p);
 }
@@ -203,11 +249,66 @@ static void test_external_events_span_hook_follows_the_spans(void)
     sp_profiler_destroy(p);
 }
 
+/* The hook may not drive its own profiler (a transition inside another):
+ * start, step and stop fail with SP_EBUSY and are counted; a destroy waits
+ * until the call that ran the hook returns (under ASan a use after free
+ * would show here). */
+typedef struct driving {
+    sp_status start, step, stop;
+    int destroy;
+} driving;
+
+static void driving_hook(sp_profiler *prof, sp_span_event event, void *user)
+{
+    driving *d = user;
+    if (event == SP_SPAN_BEGIN) {
+        d->start = sp_profiler_start(prof);
+        d->step = sp_profiler_step(prof, 1);
+    }
+    if (event == SP_SPAN_COLLECT) {
+        d->stop = sp_profiler_stop(prof);
+        if (d->destroy) sp_profiler_destroy(prof);
+    }
+}
+
+static void test_external_events_span_hook_cannot_drive_its_profiler(void)
+{
+    driving d = {SP_OK, SP_OK, SP_OK, 0};
+    sp_options o;
+    sp_options_init(&o);
+    o.on_trace_ready = sp_handler_none();
+    o.log = quiet;
+    o.span_hook = driving_hook;
+    o.span_hook_user = &d;
+    sp_profiler *p = NULL;
+    CHECK_OK(sp_profiler_create(&o, &p));
+    CHECK_OK(sp_profiler_start(p));
+    CHECK_EQ(SP_EBUSY, d.start);
+    CHECK_EQ(SP_EBUSY, d.step);
+    CHECK_EQ(0, sp_profiler_step_num(p)); /* the hook's step changed nothing */
+    CHECK_OK(sp_profiler_stop(p));
+    CHECK_EQ(SP_EBUSY, d.stop);
+    CHECK_U64_EQ(3, sp_profiler_misuse_count(p));
+    CHECK(sp_profiler_result(p) != NULL);
+    sp_profiler_destroy(p);
+
+    d = (driving){SP_OK, SP_OK, SP_OK, 1};
+    CHECK_OK(sp_profiler_create(&o, &p));
+    CHECK_OK(sp_profiler_start(p));
+    CHECK_OK(sp_profiler_stop(p)); /* the hook destroys p; stop returns first */
+    CHECK_EQ(SP_EBUSY, d.stop);
+    CHECK_STR_EQ("sp_profiler_stop: called from span_hook; the profiler cannot be driven from its "
+                 "own callback (call it after the callback returns)",
+                 sp_last_error());
+}
+
 int main(void)
 {
     RUN_TEST(test_external_events_join_the_span);
     RUN_TEST(test_external_events_refused_outside_a_span);
     RUN_TEST(test_external_events_of_a_discarded_span_are_dropped);
+    RUN_TEST(test_external_events_added_then_discarded_go_with_the_span);
     RUN_TEST(test_external_events_span_hook_follows_the_spans);
+    RUN_TEST(test_external_events_span_hook_cannot_drive_its_profiler);
     return TEST_SUMMARY();
 }

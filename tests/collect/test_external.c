@@ -44,6 +44,10 @@ static void test_external_time_follows_the_sync_points(void)
     identity_span(&start, &stop, &map, 500 * US);
     CHECK_EQ(stop.real_ns - 10 * US,
              sp__external_time(stop.real_ns - 10 * US, &start, &stop, &map));
+    /* A caller's time at either end of int64_t: clamped, with no signed
+     * overflow (which UBSan reports). */
+    CHECK(sp__external_time(INT64_MIN, &start, &stop, &map) == INT64_MIN);
+    CHECK(sp__external_time(INT64_MAX, &start, &stop, &map) == INT64_MAX);
 }
 
 static void test_external_add_copies_and_cuts_names(void)
