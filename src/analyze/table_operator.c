@@ -28,7 +28,7 @@
  *   inner row of the item "(no operator)" in its thread's group. An
  *   OperatorInner range without an operator around it that lies inside some
  *   other range of its thread (not a ProfileStep) is not a helper's piece:
- *   it is left out, as paddle does (issue 19). */
+ *   it is left out, as paddle does (docs/semantics.md §6.5). */
 #include "summary.h"
 
 #include <stdio.h>
@@ -335,7 +335,7 @@ static void charge_helpers(ctx *c)
  * range of its own thread (a ProfileStep aside): inner work the thread did
  * outside any operator, such as paddle's "full infer_meta" under its
  * Backward range. It is not a helper thread's piece of an op, and paddle's
- * Operator Summary leaves it out; so does this table (issue 19). */
+ * Operator Summary leaves it out; so does this table. */
 static int inside_thread_work(const sp__thread_model *t, const sp__node *n)
 {
     for (int32_t p = n->parent; p >= 0; p = t->nodes[p].parent)

@@ -157,7 +157,9 @@ def test_paddle_capture_model_summary_has_dataloader(both_runs):
 def test_paddle_capture_trace_is_valid_and_typed(both_runs):
     """The exported trace passes the trace checker; paddle's events are in it
     with paddle's types in args["Event Type"] (Kineto's dialect), inside the
-    ProfileStep ranges."""
+    ProfileStep ranges of the same thread (paddle's thread ids are the OS
+    ids stepprof's own ranges carry, or the operators would sit on a thread
+    of their own and the tables would still agree)."""
     trace = load_trace(both_runs["trace"])
     spans = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
     kinds = {e.get("args", {}).get("Event Type") for e in spans}
@@ -166,7 +168,8 @@ def test_paddle_capture_trace_is_valid_and_typed(both_runs):
     steps = [e for e in spans if e["name"].startswith("ProfilerStep#")]
     ops = [e for e in spans if e.get("args", {}).get("Event Type") == "Operator"]
     assert len(steps) == 5 and ops
-    inside = [o for o in ops if any(s["ts"] <= o["ts"] and o["ts"] + o["dur"] <= s["ts"] + s["dur"]
+    inside = [o for o in ops if any(s["tid"] == o["tid"] and s["pid"] == o["pid"]
+                                    and s["ts"] <= o["ts"] and o["ts"] + o["dur"] <= s["ts"] + s["dur"]
                                     for s in steps)]
     assert len(inside) == len(ops)
 
