@@ -140,6 +140,7 @@ typedef struct sp__ext_event {
     size_t name_off;
     uint32_t name_len;
     uint8_t type;
+    uint8_t name_cut; /* the name was longer than SP__EXT_NAME_MAX */
 } sp__ext_event;
 
 typedef struct sp__external {
@@ -162,7 +163,8 @@ int sp__external_add(sp__external *x, const sp_external_event *events, size_t n)
  * before the nesting pass. CLOCK_REALTIME times go onto the span's time line
  * through its start and stop sync points (sp__external_time). Ranges that
  * start outside r's span are counted as out_of_window; ends past the span
- * are cut at its end. Returns 0 or -1 (out of memory). */
+ * are cut at its end. Cut or repaired names are counted in names_cut and
+ * invalid_utf8, as recorded names are. Returns 0 or -1 (out of memory). */
 int sp__collect_external(sp_result *r, const sp__external *x, const sp__sync *start,
                          const sp__sync *stop, const sp__tick_map *map);
 

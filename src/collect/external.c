@@ -6,6 +6,7 @@
  * invariant kept is that an external range read at the same moment as a
  * stepprof range gets the same time on the result's time line. */
 #include "collect.h"
+#include "utf8.h"
 
 #include <string.h>
 
@@ -29,6 +30,16 @@ void sp__external_clear(sp__external *x)
     x->names.failed = 0;
 }
 
+/* How much of an event's name is kept: all of it, or SP__EXT_NAME_MAX
+ * bytes less a UTF-8 sequence the cut would split. */
+static size_t kept_len(const sp_external_event *e)
+{
+    if (e->name_len <= SP__EXT_NAME_MAX) return e->name_len;
+    size_t len = SP__EXT_NAME_MAX;
+    while (len > 0 && ((unsigned char)e->name[len] & 0xC0) == 0x80) len--;
+    return len;
+}
+
 int sp__external_add(sp__external *x, const sp_external_event *events, size_t n)
 {
     if (n == 0) return 0;
@@ -43,14 +54,14 @@ int sp__external_add(sp__external *x, const sp_external_event *events, size_t n)
     }
     size_t bytes = 0;
     for (size_t i = 0; i < n; i++)
-        bytes += events[i].name_len < SP__EXT_NAME_MAX ? events[i].name_len : SP__EXT_NAME_MAX;
+        bytes += kept_len(&events[i]);
     if (sp__buf_reserve(&x->names, bytes) != 0) {
         x->names.failed = 0; /* the buffer is unchanged: a later add may succeed */
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
         const sp_external_event *in = &events[i];
-        size_t len = in->name_len < SP__EXT_NAME_MAX ? in->name_len : SP__EXT_NAME_MAX;
+        size_t len = kept_len(in);
         x->events[x->count + i] = (sp__ext_event){
             .tid = in->tid,
             .start_ns = in->start_ns,
@@ -58,6 +69,7 @@ int sp__external_add(sp__external *x, const sp_external_event *events, size_t n)
             .name_off = x->names.len,
             .name_len = (uint32_t)len,
             .type = (uint8_t)in->type,
+            .name_cut = in->name_len > SP__EXT_NAME_MAX,
         };
         sp__buf_append(&x->names, len ? in->name : "", len); /* room reserved above */
     }
@@ -122,11 +134,15 @@ int sp__collect_external(sp_result *r, const sp__external *x, const sp__sync *st
          * when the tid changes (adding a thread moves the array). */
         if (!t || t->tid != in->tid) t = sp__result_thread(r, in->tid);
         if (!t) return -1;
+        uint32_t name = sp__names_from_bytes(
+            &r->names, in->name_len ? x->names.data + in->name_off : "", in->name_len);
+        uint8_t fixes = r->names.fixes ? r->names.fixes[name] : 0;
+        if (fixes & SP__UTF8_INVALID) r->counters[SP_COUNTER_INVALID_UTF8]++;
+        if (in->name_cut || (fixes & SP__UTF8_CUT)) r->counters[SP_COUNTER_NAMES_CUT]++;
         sp__event ev = {
             .start_ns = s,
             .end_ns = e,
-            .name = sp__names_from_bytes(
-                &r->names, in->name_len ? x->names.data + in->name_off : "", in->name_len),
+            .name = name,
             .type = in->type,
             .parent = -1,
         };

@@ -65,6 +65,8 @@ static void test_external_add_copies_and_cuts_names(void)
     CHECK_EQ(2, x.count);
     CHECK_EQ(0, memcmp(x.names.data + x.events[0].name_off, "matmul dygraph", 14));
     CHECK_EQ(SP__EXT_NAME_MAX, x.events[1].name_len);
+    CHECK_EQ(0, x.events[0].name_cut);
+    CHECK_EQ(1, x.events[1].name_cut);
     sp__external_clear(&x);
     CHECK_EQ(0, x.count);
     CHECK_EQ(0, x.names.len);
@@ -139,11 +141,43 @@ static void test_external_ranges_join_their_threads_and_nest(void)
     sp__result_free(r);
 }
 
+/* Names are cut and repaired as recorded names are, and counted the same
+ * way: a cut never splits a UTF-8 sequence ("é" across the 4096th byte),
+ * and invalid UTF-8 becomes U+FFFD. */
+static void test_external_names_cut_and_repaired_are_counted(void)
+{
+    sp__sync start, stop;
+    sp__tick_map map;
+    identity_span(&start, &stop, &map, 0);
+    sp_result *r = sp__result_new();
+    r->span_start_ns = sp__clock_to_real(&map, start.ticks);
+    r->span_end_ns = sp__clock_to_real(&map, stop.ticks);
+    static char long_name[SP__EXT_NAME_MAX + 1];
+    memset(long_name, 'a', sizeof long_name);
+    memcpy(long_name + SP__EXT_NAME_MAX - 1, "\xc3\xa9", 2); /* "é" at bytes 4095-4096 */
+    sp__external x;
+    sp__external_init(&x);
+    sp_external_event in[] = {
+        ext(7, SP_EVENT_OPERATOR, "fine", T0 + 100 * US, T0 + 200 * US),
+        {.tid = 7, .type = SP_EVENT_OPERATOR, .name = long_name, .name_len = sizeof long_name,
+         .start_ns = T0 + 300 * US, .end_ns = T0 + 400 * US},
+        ext(7, SP_EVENT_OPERATOR, "bad \xff byte", T0 + 500 * US, T0 + 600 * US),
+    };
+    CHECK_EQ(0, sp__external_add(&x, in, 3));
+    CHECK_EQ(SP__EXT_NAME_MAX - 1, x.events[1].name_len); /* "é" left whole, out */
+    CHECK_EQ(0, sp__collect_external(r, &x, &start, &stop, &map));
+    CHECK_U64_EQ(1, r->counters[SP_COUNTER_NAMES_CUT]);
+    CHECK_U64_EQ(1, r->counters[SP_COUNTER_INVALID_UTF8]);
+    sp__external_fini(&x);
+    sp__result_free(r);
+}
+
 int main(void)
 {
     RUN_TEST(test_external_time_follows_the_sync_points);
     RUN_TEST(test_external_add_copies_and_cuts_names);
     RUN_TEST(test_external_add_is_all_or_nothing);
     RUN_TEST(test_external_ranges_join_their_threads_and_nest);
+    RUN_TEST(test_external_names_cut_and_repaired_are_counted);
     return TEST_SUMMARY();
 }
