@@ -70,7 +70,20 @@ def mlp_step_s(mod):
     if prof is not None:
         with contextlib.redirect_stdout(io.StringIO()):
             prof.stop()
+        if mod is sp:
+            must_have_captured(prof)
     return statistics.median(times)
+
+
+def must_have_captured(prof):
+    """Warnings are silenced here, so a stepprof run that did not capture
+    paddle's operators (paddle's tracer held by a profiler of an earlier
+    round) would give figures for the wrong thing: stop instead."""
+    r = prof.get_result()
+    ops = sum(1 for t in range(len(r.threads)) for e in r.events(t)
+              if e.type == sp.TracerEventType.Operator)
+    if ops == 0:
+        sys.exit("bench_paddle: the stepprof run captured no paddle operator; figures not valid")
 
 
 def op_heavy_stop_s(mod, steps=10, ops=200):
@@ -92,6 +105,8 @@ def op_heavy_stop_s(mod, steps=10, ops=200):
         t1 = time.perf_counter()
         prof.summary()
         t2 = time.perf_counter()
+    if mod is sp:
+        must_have_captured(prof)
     shutil.rmtree(out, ignore_errors=True)
     del prof
     return t1 - t0, t2 - t1

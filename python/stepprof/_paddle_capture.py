@@ -94,30 +94,48 @@ def _type_map(core):
     return out
 
 
-def events_of(result, types):
+#: Events handed to the span at a time: the tuples of one batch (about 200
+#: bytes each) are all that is held on the Python side, however long the span.
+BATCH = 65536
+
+
+def events_of(result, types, batch=None):
     """The host events of a paddle _ProfilerResult as (tid, type, name,
-    start_ns, end_ns) tuples, parents before children. paddle's ProfileStep
-    ranges are left out: the stepprof profiler records its own steps. Each
+    start_ns, end_ns) tuples, parents before children: one list, or, with
+    batch=n, a generator of lists of at most n. paddle's ProfileStep ranges
+    are left out: the stepprof profiler records its own steps. Each
     attribute read crosses pybind11 (0.3 to 0.9 us), so a node is read once,
     its type by value, and its thread id comes from the tree it hangs in."""
+    if batch is None:
+        return [e for part in events_of(result, types, BATCH) for e in part]
+    return _batches(result, types, batch)
+
+
+def _batches(result, types, batch):
     step = int(TracerEventType.ProfileStep)
     other = int(TracerEventType.UserDefined)
-    out = []
-    append = out.append
     get = types.get
-
-    def visit(tid, nodes):
-        for node in nodes:
+    out = []
+    for tid, root in result.get_data().items():
+        # Depth first, parents before children, with an explicit stack of
+        # iterators: paddle's trees can nest deeper than Python's recursion.
+        stack = [iter(root.children_node)]
+        while stack:
+            node = next(stack[-1], None)
+            if node is None:
+                stack.pop()
+                continue
             t = get(node.type.value, other)
             if t != step:
-                append((tid, t, node.name, node.start_ns, node.end_ns))
+                out.append((tid, t, node.name, node.start_ns, node.end_ns))
+                if len(out) >= batch:
+                    yield out
+                    out = []
             kids = node.children_node
             if kids:
-                visit(tid, kids)
-
-    for tid, root in result.get_data().items():
-        visit(tid, root.children_node)
-    return out
+                stack.append(iter(kids))
+    if out:
+        yield out
 
 
 class PaddleCapture:
@@ -184,4 +202,5 @@ class PaddleCapture:
             utils._is_profiler_used = bool(self._flag_before)
             del tracer  # frees paddle's single tracer for the next span or paddle.profiler
         if add is not None and result is not None:
-            add(events_of(result, self._types))
+            for part in events_of(result, self._types, BATCH):
+                add(part)

@@ -476,3 +476,19 @@ def test_paddle_capture_fake_discarded_span_stops_the_tracer(fake_paddle):
         assert _FakeTracer.alive is None and fake_paddle._is_profiler_used is False
         prof.stop()
     assert prof.get_result() is None
+
+
+def test_paddle_capture_events_handed_over_in_batches(fake_paddle):
+    """The tree is read in batches (the Python side never holds a whole
+    span's tuples), parents before children, the same events in the same
+    order as in one list."""
+    from stepprof import _paddle_capture
+    tracer = _FakeTracer.create(types.SimpleNamespace(trace_switch=1), [])
+    tracer.start()
+    result = tracer.stop()
+    kinds = _paddle_capture._type_map(_FakeCore)
+    whole = _paddle_capture.events_of(result, kinds)
+    parts = list(_paddle_capture.events_of(result, kinds, batch=2))
+    assert [len(p) for p in parts] == [2, 1]
+    assert [e for p in parts for e in p] == whole
+    assert [e[2] for e in whole] == ["op", "inner", "new kind"]  # the paddle step left out
