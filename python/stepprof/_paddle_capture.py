@@ -20,6 +20,7 @@ it, a span records the hand-marked ranges only, and one StepprofWarning per
 profiler says so. A paddle without these objects, or outside the versions
 this was written for, gets one StepprofWarning per process and the same
 fallback; nothing is ever patched in paddle."""
+import os
 import sys
 import warnings
 
@@ -138,6 +139,22 @@ def _batches(result, types, batch):
         yield out
 
 
+# The process whose stepprof span holds paddle's tracer, or None. A process
+# forked while it was held inherits paddle's "taken" state (paddle's tracer
+# is a process-wide single instance) and cannot take it.
+_held_in = None
+
+
+def _busy_reason():
+    if _held_in is not None and _held_in != os.getpid():
+        return ("paddle's tracer was held by a stepprof span of the parent process when this "
+                "process was forked, and a forked child cannot take it: stepprof spans here "
+                "record the hand-marked ranges only")
+    return ("paddle.profiler holds paddle's tracer (a paddle.profiler.Profiler exists, or "
+            "something else holds paddle.base.core._Profiler; it serves one profiler at a "
+            "time): stepprof spans record the hand-marked ranges only until it is deleted")
+
+
 class PaddleCapture:
     """paddle's host tracer for one stepprof Profiler: begin() at the start of
     each recorded span, end() just before the span is collected (with the
@@ -167,11 +184,7 @@ class PaddleCapture:
         if tracer is None:
             if not self._busy_warned:
                 self._busy_warned = True
-                warnings.warn("paddle.profiler holds paddle's tracer (a paddle.profiler.Profiler "
-                              "exists, or something else holds paddle.base.core._Profiler; it "
-                              "serves one profiler at a time): stepprof spans record the "
-                              "hand-marked ranges only until it is deleted",
-                              _core.StepprofWarning, stacklevel=3)
+                warnings.warn(_busy_reason(), _core.StepprofWarning, stacklevel=3)
             return
         if self._types is None:
             self._types = _type_map(core)
@@ -188,6 +201,8 @@ class PaddleCapture:
             utils._is_profiler_used = bool(self._flag_before)
             raise
         self._tracer = tracer
+        global _held_in
+        _held_in = os.getpid()
 
     def end(self, add):
         """Stops paddle's tracer; add(events) receives its events, unless add
@@ -195,6 +210,8 @@ class PaddleCapture:
         tracer, self._tracer = self._tracer, None
         if tracer is None:
             return
+        global _held_in
+        _held_in = None
         try:
             result = tracer.stop()
         finally:

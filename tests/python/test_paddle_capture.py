@@ -492,3 +492,20 @@ def test_paddle_capture_events_handed_over_in_batches(fake_paddle):
     assert [len(p) for p in parts] == [2, 1]
     assert [e for p in parts for e in p] == whole
     assert [e[2] for e in whole] == ["op", "inner", "new kind"]  # the paddle step left out
+
+
+def test_paddle_capture_fake_forked_child_says_so(fake_paddle, monkeypatch):
+    """A process forked while a stepprof span held paddle's tracer inherits
+    paddle's taken tracer: the warning says that, not that paddle.profiler
+    holds it. (The fork is simulated: the tracer is held, and the holder's
+    pid is not this process's.)"""
+    from stepprof import _paddle_capture
+    _FakeTracer.create(types.SimpleNamespace(trace_switch=1), [])
+    monkeypatch.setattr(_paddle_capture, "_held_in", os.getpid() + 1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _one_span()
+    ours = [str(w.message) for w in caught
+            if w.category is profiler.StepprofWarning and "paddle" in str(w.message)]
+    assert len(ours) == 1 and ours[0].startswith(
+        "paddle's tracer was held by a stepprof span of the parent process"), ours
