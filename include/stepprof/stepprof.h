@@ -542,7 +542,10 @@ typedef struct sp_options {
 } sp_options;
 
 /* Fills opts with the defaults. Always call it before setting fields, so that
- * fields added in later versions get their defaults.
+ * fields added in later versions get their defaults when the program is
+ * rebuilt against the new header. Before version 1.0 a new field changes
+ * sp_options' size: a program built against an older header must be rebuilt
+ * (docs/c-api.md, "Versions").
  * Threads: any. */
 SP_API void sp_options_init(sp_options *opts);
 
