@@ -315,7 +315,10 @@ static void release(sp_profiler *p)
     sp__record_set_active(0);
     sp__record_set_memory(0);
     sp__record_discard();
-    sp__external_clear(&p->external);
+    /* Its memory goes too, as the recording buffers' does (sp__record_trim):
+     * a stopped profiler holds nothing of the spans it recorded. */
+    sp__external_fini(&p->external);
+    sp__external_init(&p->external);
     sp__record_trim();
     sp__gpu_release();
     pthread_mutex_lock(&owner_lock);
