@@ -6,18 +6,18 @@
    paddle.io.DataLoader) with no profiler, under stepprof (paddle's tracer
    captured) and under paddle.profiler: medians of interleaved rounds, as
    ratios to no profiler;
-2. an op-heavy loop (many small tensors): stop() (with the default-style
-   chrome-trace handler) plus summary(), stepprof against paddle;
-3. the cost of handing paddle's events to the span (tracer stop, then the
+2. the step time of an op-heavy loop (many small tensors, every step
+   recorded), the same three ways: the cost of recording a framework
+   operator, stepprof's against paddle.profiler's;
+3. on that loop, stop() (with the default-style chrome-trace handler) plus
+   summary(), stepprof against paddle;
+4. the cost of handing paddle's events to the span (tracer stop, then the
    walk of paddle's tree and _add_events), per event.
 
-Needs paddle and the package installed:
+`make bench` runs it (bench/report.py reads its `metric` lines). By hand,
+with paddle and the package installed (make test-python does both):
 
-    make test-python                      # builds build/python-venv with paddle
-    build/python-venv/bin/python bench/bench_paddle.py [rounds]
-
-Not yet run by `make bench` (bench/report.py); the figures in docs are to be
-taken from it on an idle machine (issue 19)."""
+    build/python-venv/bin/python bench/bench_paddle.py [rounds]"""
 import contextlib
 import io
 import os
@@ -86,6 +86,33 @@ def must_have_captured(prof):
         sys.exit("bench_paddle: the stepprof run captured no paddle operator; figures not valid")
 
 
+def op_heavy_step_s(mod, steps=12, ops=200):
+    """Median step time of `steps` steps of `ops` small multiply-adds each
+    (2 framework operators per multiply-add), every step recorded by mod
+    (None: no profiler). The span is discarded unconverted where the
+    profiler allows it: only the recording is timed here."""
+    prof = None
+    if mod is not None:
+        prof = mod.Profiler(targets=[mod.ProfilerTarget.CPU], on_trace_ready=lambda p: None)
+        prof.start()
+    x = paddle.ones([8])
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        y = x
+        for _ in range(ops):
+            y = y * 1.0001 + 0.5
+        times.append(time.perf_counter() - t0)
+        if prof is not None:
+            prof.step()
+    if prof is not None:
+        with contextlib.redirect_stdout(io.StringIO()):
+            prof.stop()
+        if mod is sp:
+            must_have_captured(prof)
+    return statistics.median(times)
+
+
 def op_heavy_stop_s(mod, steps=10, ops=200):
     """stop() with a chrome-trace handler, and summary(), after `steps` steps
     of `ops` small multiply-adds each."""
@@ -139,16 +166,47 @@ def hand_over_us_per_event(ops=2000):
     return n, 1e6 * (t1 - t0) / n, 1e6 * (t2 - t1) / n
 
 
+def metric(name, value, unit, samples=None):
+    """A line bench/report.py reads: the median, and the spread of the
+    rounds when there are several."""
+    spread = f" (min {min(samples):.4g} max {max(samples):.4g})" if samples else ""
+    print(f"metric {name} {value:.4g} {unit}{spread}", flush=True)
+
+
+def interleaved(fn, rounds):
+    """fn(None), fn(sp), fn(pp) in turn, `rounds` times: per-round ratios to
+    the round's own fn(None), so that load which comes and goes between
+    rounds cancels."""
+    out = {"none": [], "stepprof": [], "paddle": []}
+    for _ in range(rounds):
+        for k, m in (("none", None), ("stepprof", sp), ("paddle", pp)):
+            out[k].append(fn(m))
+    return out
+
+
 def main():
-    steps = {"none": [], "stepprof": [], "paddle": []}
-    for _ in range(ROUNDS):
-        steps["none"].append(mlp_step_s(None))
-        steps["stepprof"].append(mlp_step_s(sp))
-        steps["paddle"].append(mlp_step_s(pp))
-    base = statistics.median(steps["none"])
+    mlp = interleaved(mlp_step_s, ROUNDS)
     print(f"MLP step (median step of {ROUNDS} interleaved rounds, 27 steps each):")
-    for k, v in steps.items():
+    base = statistics.median(mlp["none"])
+    for k, v in mlp.items():
         print(f"  {k:9s} {1e3 * statistics.median(v):7.3f} ms  {statistics.median(v) / base:6.3f}x")
+    sp_r = [a / b for a, b in zip(mlp["stepprof"], mlp["none"])]
+    pd_r = [a / b for a, b in zip(mlp["paddle"], mlp["none"])]
+    metric("paddle_mlp_step_ratio", statistics.median(sp_r), "x", sp_r)
+    metric("paddle_mlp_step_ratio_paddle", statistics.median(pd_r), "x", pd_r)
+    metric("paddle_mlp_none_spread", base / min(mlp["none"]), "x")
+
+    ops = interleaved(op_heavy_step_s, ROUNDS)
+    print("op-heavy loop (12 steps x 400 operators, every step recorded), median step:")
+    for k, v in ops.items():
+        print(f"  {k:9s} {1e3 * statistics.median(v):7.3f} ms")
+    per_op = {k: 1e9 * (statistics.median(ops[k]) - statistics.median(ops["none"])) / 400
+              for k in ("stepprof", "paddle")}
+    metric("paddle_op_record_ns", per_op["stepprof"], "ns")
+    metric("paddle_op_record_ns_paddle", per_op["paddle"], "ns")
+    over = [a / b for a, b in zip(ops["stepprof"], ops["paddle"])]
+    metric("paddle_op_step_over_paddle", statistics.median(over), "x", over)
+
     stops = {"stepprof": [], "paddle": []}
     for _ in range(max(1, ROUNDS // 2)):
         stops["paddle"].append(op_heavy_stop_s(pp))
@@ -158,10 +216,13 @@ def main():
            for k, v in stops.items()}
     for k, (a, b) in med.items():
         print(f"  {k:9s} stop {1e3 * a:8.1f} ms  summary {1e3 * b:8.1f} ms  total {1e3 * (a + b):8.1f} ms")
-    print(f"  paddle / stepprof: {sum(med['paddle']) / sum(med['stepprof']):.1f}x")
+    speed = [sum(p) / sum(s) for p, s in zip(stops["paddle"], stops["stepprof"])]
+    metric("paddle_stop_speedup", statistics.median(speed), "x", speed)
     n, stop_us, add_us = hand_over_us_per_event()
     print(f"hand-over of {n} events: paddle's tracer stop {stop_us:.2f} us/event, "
           f"walk and _add_events {add_us:.2f} us/event")
+    metric("paddle_tracer_stop_us_per_event", stop_us, "us")
+    metric("paddle_hand_over_us_per_event", add_us, "us")
 
 
 if __name__ == "__main__":

@@ -53,6 +53,13 @@ TARGETS = [
     ("python_record_event_ns", "<=", 500.0, "Python RecordEvent <= 0.5 us per use", "{:.0f} ns"),
     ("convert_peak_rss_over_event_data", "<=", 2.0,
      "converting 5M events: memory <= about 2x the event data", "{:.2f}x"),
+    ("paddle_mlp_step_ratio", "<=", 1.02,
+     "paddle MLP step under stepprof <= 1.02x its time unprofiled", "{:.3f}x"),
+    ("paddle_op_step_over_paddle", "<=", 1.05,
+     "paddle op-heavy step: stepprof / paddle.profiler <= 1.0x (+5% round-to-round noise)",
+     "{:.3f}x"),
+    ("paddle_stop_speedup", ">=", 20.0,
+     "paddle: stop + export + summary >= 20x faster than paddle.profiler's", "{:.1f}x"),
 ]
 
 # Figures shown beside the targets for context: (metric, label).
@@ -92,6 +99,11 @@ CONTEXT = [
     ("torch_launch_untraced", "GPU: torch add_ launch, untraced, ns"),
     ("torch_launch_traced", "GPU: the same under torch.profiler (CUDA), ns"),
     ("torch_trace_overhead", "GPU: torch.profiler traced / untraced, x"),
+    ("paddle_mlp_step_ratio_paddle", "paddle MLP step under paddle.profiler / unprofiled, x"),
+    ("paddle_op_record_ns", "paddle operator recorded by stepprof (paddle's tracer), ns"),
+    ("paddle_op_record_ns_paddle", "paddle operator recorded by paddle.profiler, ns"),
+    ("paddle_tracer_stop_us_per_event", "paddle's tracer stop, us per event"),
+    ("paddle_hand_over_us_per_event", "walk of paddle's tree and hand-over to the span, us per event"),
 ]
 
 # What each target's figure can physically be, (lowest, highest): outside,
@@ -114,6 +126,9 @@ PLAUSIBLE = {
     "protobuf_events_per_s": (1.0, 1e10),
     "python_record_event_ns": (1.0, 1e7),  # a Python call costs more than 1 ns
     "convert_peak_rss_over_event_data": (0.0, 1e4),
+    "paddle_mlp_step_ratio": (0.5, 100.0),  # noise can make a profiled step look faster
+    "paddle_op_step_over_paddle": (0.2, 100.0),
+    "paddle_stop_speedup": (0.01, 1e5),
 }
 
 # Targets whose figure is a time or a rate: contention changes them, so a
@@ -122,7 +137,8 @@ PLAUSIBLE = {
 TIMING = {"record_pair_over_tsc2", "closed_minus_empty_ns", "amortized_ns_per_range",
           "scaling_ratio_2t", "cost_ratio_late_early", "stop_events_per_s",
           "summary_events_per_s", "json_events_per_s", "protobuf_events_per_s",
-          "python_record_event_ns"}
+          "python_record_event_ns", "paddle_mlp_step_ratio", "paddle_op_step_over_paddle",
+          "paddle_stop_speedup"}
 
 # Control figures per benchmark program: (metric, kind, limit, what it is).
 # "ratio": the median must lie within limit of 1.0 (an arithmetic control
@@ -137,6 +153,8 @@ CONTROLS = {
                      ("tsc2_loop_ns", "spread", 1.25, "two-rdtsc floor, median / fastest trial"),
                      ("tsc2_loop_ns", "floor_above", "empty_loop_ns",
                       "two-rdtsc floor above the empty loop")],
+    "bench_paddle": [("paddle_mlp_none_spread", "ratio", 0.25,
+                      "unprofiled MLP step, median round / fastest round, expected 1.00x")],
 }
 RETRIES = 2  # runs of a contended benchmark after the first
 
@@ -347,6 +365,12 @@ def main():
     venv_python = os.path.join(args.build, "python-venv", "bin", "python")
     if os.path.exists(venv_python):
         run([venv_python, "bench/bench_python.py"], metrics, notes)
+        found = measure("bench_paddle", [venv_python, "bench/bench_paddle.py"], metrics, notes)
+        if "paddle_mlp_step_ratio" in metrics:
+            contended += [f"bench_paddle: {c}" for c in found]
+        else:  # bench_paddle said "skipped": no control to vouch for, nothing measured
+            notes.append("bench_paddle: paddle is not installed in the venv (make test-python "
+                         "installs it), so the paddle targets are not measured")
     else:
         notes.append(f"{venv_python} missing: the Python package is not installed (make test-python)")
     seconds = (datetime.datetime.now() - start).total_seconds()

@@ -104,6 +104,35 @@ class Contention(unittest.TestCase):
         missing = {k: v for k, v in CLEAN_RECORD.items() if k != "empty_loop_ns"}
         self.assertTrue(report.contention("bench_record", missing))
 
+    def test_report_paddle_bench_control_is_its_unprofiled_spread(self):
+        self.assertEqual([], report.contention("bench_paddle",
+                                               {"paddle_mlp_none_spread": fig(1.08, unit="x")}))
+        found = report.contention("bench_paddle", {"paddle_mlp_none_spread": fig(2.04, unit="x")})
+        self.assertEqual(1, len(found))
+        self.assertIn("2.04x", found[0])
+        # A bench_paddle that skipped (no paddle) measured nothing: nothing vouches for it.
+        self.assertTrue(report.contention("bench_paddle", {}))
+
+
+class PaddleTargets(unittest.TestCase):
+    def test_report_paddle_targets_read_the_issue_limits(self):
+        self.assertEqual("met", verdict("paddle_stop_speedup", {"paddle_stop_speedup": fig(25.0, unit="x")}))
+        self.assertEqual("missed", verdict("paddle_stop_speedup", {"paddle_stop_speedup": fig(15.0, unit="x")}))
+        self.assertEqual("met", verdict("paddle_mlp_step_ratio", {"paddle_mlp_step_ratio": fig(1.01, unit="x")}))
+        self.assertEqual("missed", verdict("paddle_mlp_step_ratio", {"paddle_mlp_step_ratio": fig(1.10, unit="x")}))
+        self.assertEqual("met", verdict("paddle_op_step_over_paddle",
+                                        {"paddle_op_step_over_paddle": fig(1.03, unit="x")}))
+        self.assertEqual("missed", verdict("paddle_op_step_over_paddle",
+                                           {"paddle_op_step_over_paddle": fig(1.2, unit="x")}))
+        self.assertEqual("unreliable", verdict("paddle_stop_speedup",
+                                               {"paddle_stop_speedup": fig(25.0, unit="x")}, contended=True))
+        self.assertEqual("invalid", verdict("paddle_stop_speedup", {"paddle_stop_speedup": fig(-1.0, unit="x")}))
+
+    def test_report_reads_the_paddle_bench_metric_lines(self):
+        line = "metric paddle_stop_speedup 21.5 x (min 18.2 max 24.9)"
+        m = report.METRIC.match(line)
+        self.assertEqual(("paddle_stop_speedup", "21.5", "x", "18.2", "24.9"), m.groups())
+
 
 class Remeasure(unittest.TestCase):
     def runner(self, attempts):
