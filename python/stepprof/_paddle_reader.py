@@ -161,9 +161,13 @@ def started(prof, emit_nvtx):
 
 
 def _gone(key, ref):
+    """A started profiler was garbage collected (its finalizer stopped it)."""
     entry = _running.get(key)
     if entry is not None and entry[0] is ref:
-        sync()
+        try:
+            sync()
+        except Exception:  # at interpreter exit paddle may be half torn down
+            pass
 
 
 def sync():
@@ -171,8 +175,8 @@ def sync():
     flag holds, and removes the hook when none runs."""
     for key, (ref, nvtx) in list(_running.items()):
         prof = ref()
-        if prof is None or not prof._running:
-            del _running[key]
+        # pop, not del: a collection inside this loop may run _gone first
+        if (prof is None or not prof._running) and _running.pop(key, None) is not None:
             if nvtx and _utils() is not None:
                 _paddle_flag.release(_utils())
     if not _running:
