@@ -369,3 +369,22 @@ def test_paddle_reader_unsupported_paddle_warns_once(monkeypatch):
     assert "lacks paddle.profiler.timer.Hook, paddle.profiler.timer.benchmark().hooks" in texts[0]
     assert "reader_cost comes from Dataloader ranges" in texts[0]
     assert utils._is_profiler_used is False  # emit_nvtx does nothing then
+
+
+@pytest.mark.parametrize("timer_only", [True, False])
+def test_paddle_reader_unsupported_version_is_warned_once(monkeypatch, timer_only):
+    """A paddle outside 3.x: one warning in all, whether the capture (a
+    recording profiler, which checks first) or the timer names the version."""
+    paddle = types.ModuleType("paddle")
+    paddle.__version__ = "2.1.0"
+    monkeypatch.setitem(sys.modules, "paddle", paddle)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        prof = profiler.Profiler(timer_only=timer_only, perf_summary=False,
+                                 on_trace_ready=lambda p: None)
+        prof.start()
+        prof.step(1)
+        prof.stop()
+    texts = [str(w.message) for w in caught if w.category is profiler.StepprofWarning
+             and "2.1.0" in str(w.message)]
+    assert len(texts) == 1, texts
