@@ -452,6 +452,12 @@ static PyObject *pr_get_state(PyObject *self, void *closure)
     return PyLong_FromLong(SELF->prof ? (long)sp_profiler_state(SELF->prof) : 0);
 }
 
+static PyObject *pr_get_running(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(SELF->prof && SELF->running);
+}
+
 static PyObject *pr_get_step_num(PyObject *self, void *closure)
 {
     (void)closure;
@@ -545,6 +551,7 @@ static PyMethodDef pr_methods[] = {
 
 static PyGetSetDef pr_getset[] = {
     {"_state", pr_get_state, NULL, "The current ProfilerState value.", NULL},
+    {"_running", pr_get_running, NULL, "Started and not stopped since.", NULL},
     {"step_num", pr_get_step_num, NULL, "The current step number.", NULL},
     {"misuse_count", pr_get_misuse, NULL, "Misuses of the API counted (step after stop, ...).", NULL},
     {NULL, NULL, NULL, NULL, NULL},

@@ -24,7 +24,7 @@ import os
 import sys
 import warnings
 
-from . import _core
+from . import _core, _paddle_flag
 from ._enums import TracerEventType
 
 #: paddle versions whose tracer objects this module was written against and
@@ -162,7 +162,6 @@ class PaddleCapture:
 
     def __init__(self):
         self._tracer = None
-        self._flag_before = None
         self._busy_warned = False
         self._types = None
 
@@ -189,8 +188,7 @@ class PaddleCapture:
         if self._types is None:
             self._types = _type_map(core)
         utils.wrap_optimizers()  # idempotent; paddle.profiler.Profiler() does the same
-        self._flag_before = utils._is_profiler_used
-        utils._is_profiler_used = True
+        _paddle_flag.hold(utils)
         try:
             tracer.prepare()
             tracer.start()
@@ -198,7 +196,7 @@ class PaddleCapture:
             # end() will not run for a tracer that never started: put paddle's
             # flag back, or its DataLoader and optimizer would record events
             # for the rest of the process.
-            utils._is_profiler_used = bool(self._flag_before)
+            _paddle_flag.release(utils)
             raise
         self._tracer = tracer
         global _held_in
@@ -216,7 +214,7 @@ class PaddleCapture:
             result = tracer.stop()
         finally:
             from paddle.profiler import utils
-            utils._is_profiler_used = bool(self._flag_before)
+            _paddle_flag.release(utils)
             del tracer  # frees paddle's single tracer for the next span or paddle.profiler
         if add is not None and result is not None:
             for part in events_of(result, self._types, BATCH):

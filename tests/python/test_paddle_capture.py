@@ -364,10 +364,16 @@ def fake_paddle(monkeypatch):
         utils.wrapped += 1
 
     utils.wrap_optimizers = wrap_optimizers
-    prof_mod.utils = utils
+    # paddle's benchmark timer, whose hooks stepprof's timer joins (_paddle_reader.py)
+    timer = types.ModuleType("paddle.profiler.timer")
+    timer.Hook = type("Hook", (), {})
+    bench = types.SimpleNamespace(hooks={})
+    timer.benchmark = lambda: bench
+    prof_mod.utils, prof_mod.timer = utils, timer
     paddle.base, paddle.profiler = base, prof_mod
     for name, mod in (("paddle", paddle), ("paddle.base", base), ("paddle.base.core", core),
-                      ("paddle.profiler", prof_mod), ("paddle.profiler.utils", utils)):
+                      ("paddle.profiler", prof_mod), ("paddle.profiler.utils", utils),
+                      ("paddle.profiler.timer", timer)):
         monkeypatch.setitem(sys.modules, name, mod)
     _FakeTracer.alive, _FakeTracer.fail_stop, _FakeTracer.created = None, False, 0
     _FakeTracer.fail_start = False
