@@ -716,8 +716,7 @@ typedef struct sp_external_mem_event {
  * collected. The copies are not counted against buffer_cap_bytes.
  * Threads: as sp_profiler_add_events. */
 SP_API sp_status sp_profiler_add_memory_events(sp_profiler *prof,
-                                               const sp_external_mem_event *events,
-                                               size_t count);
+                                               const sp_external_mem_event *events, size_t count);
 
 typedef enum sp_format {
     SP_FORMAT_AUTO = 0, /* from the path: ".gz" -> JSON_GZ, otherwise JSON */

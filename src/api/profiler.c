@@ -805,13 +805,16 @@ sp_status sp_profiler_add_memory_events(sp_profiler *p, const sp_external_mem_ev
         return sp__fail(SP_EINVAL, "sp_profiler_add_memory_events: events is NULL");
     for (size_t i = 0; i < count; i++) {
         if ((unsigned)events[i].type > SP_MEM_RESERVED_FREE)
-            return sp__fail(SP_EINVAL, "sp_profiler_add_memory_events: event %zu has unknown type %d",
-                            i, (int)events[i].type);
+            return sp__fail(SP_EINVAL,
+                            "sp_profiler_add_memory_events: event %zu has unknown type %d", i,
+                            (int)events[i].type);
         if (!events[i].place && events[i].place_len > 0)
-            return sp__fail(SP_EINVAL, "sp_profiler_add_memory_events: event %zu has a NULL place", i);
+            return sp__fail(SP_EINVAL, "sp_profiler_add_memory_events: event %zu has a NULL place",
+                            i);
     }
     if (!p->holds_tracers || !recording(p->state))
-        return sp__fail(SP_ESTATE, "sp_profiler_add_memory_events: the profiler records no span now");
+        return sp__fail(SP_ESTATE,
+                        "sp_profiler_add_memory_events: the profiler records no span now");
     if (sp__ext_mems_add(&p->external.mems, events, count) != 0)
         return sp__fail(SP_ENOMEM, "out of memory adding %zu memory events", count);
     return SP_OK;

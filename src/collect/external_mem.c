@@ -39,14 +39,15 @@ static size_t kept_len(const sp_external_mem_event *e)
 {
     if (e->place_len <= SP__EXT_NAME_MAX) return e->place_len;
     size_t len = SP__EXT_NAME_MAX;
-    while (len > 0 && ((unsigned char)e->place[len] & 0xC0) == 0x80) len--;
+    while (len > 0 && ((unsigned char)e->place[len] & 0xC0) == 0x80)
+        len--;
     return len;
 }
 
 /* Whether e's place is the same bytes as the stored place `prev` (a run of
  * events on one place is the common case: it is stored once). */
-static int same_place(const sp__ext_mems *m, const sp__ext_mem *prev, const sp_external_mem_event *e,
-                      size_t len)
+static int same_place(const sp__ext_mems *m, const sp__ext_mem *prev,
+                      const sp_external_mem_event *e, size_t len)
 {
     return prev && prev->place_len == len && prev->place_cut == (e->place_len > SP__EXT_NAME_MAX) &&
            (len == 0 || memcmp(m->places.data + prev->place_off, e->place, len) == 0);
@@ -57,7 +58,8 @@ int sp__ext_mems_add(sp__ext_mems *m, const sp_external_mem_event *events, size_
     if (n == 0) return 0;
     if (m->count + n > m->cap) {
         size_t cap = m->cap ? m->cap : 256;
-        while (cap < m->count + n) cap *= 2;
+        while (cap < m->count + n)
+            cap *= 2;
         sp__ext_mem *e = sp__realloc(m->mems, sizeof *e * cap);
         if (!e) return -1;
         m->mems = e;
@@ -66,7 +68,8 @@ int sp__ext_mems_add(sp__ext_mems *m, const sp_external_mem_event *events, size_
     /* Room for every place, stored once per run; reserved first, so that an
      * add either stores everything or changes nothing. */
     size_t bytes = 0;
-    for (size_t i = 0; i < n; i++) bytes += kept_len(&events[i]);
+    for (size_t i = 0; i < n; i++)
+        bytes += kept_len(&events[i]);
     if (sp__buf_reserve(&m->places, bytes) != 0) {
         m->places.failed = 0; /* the buffer is unchanged: a later add may succeed */
         return -1;
@@ -113,8 +116,8 @@ static int by_tid_time(const void *pa, const void *pb)
 
 static uint32_t place_id(sp_result *r, const sp__ext_mems *m, const sp__ext_mem *in)
 {
-    uint32_t id = sp__names_from_bytes(&r->names, in->place_len ? m->places.data + in->place_off : "",
-                                       in->place_len);
+    uint32_t id = sp__names_from_bytes(
+        &r->names, in->place_len ? m->places.data + in->place_off : "", in->place_len);
     uint8_t fixes = r->names.fixes ? r->names.fixes[id] : 0;
     if (fixes & SP__UTF8_INVALID) r->counters[SP_COUNTER_INVALID_UTF8]++;
     if (in->place_cut || (fixes & SP__UTF8_CUT)) r->counters[SP_COUNTER_NAMES_CUT]++;
@@ -173,7 +176,8 @@ int sp__collect_ext_mems(sp_result *r, const sp__ext_mems *m, const sp__sync *st
     if (n > 1) qsort(k, n, sizeof *k, by_tid_time);
     int rc = 0;
     for (size_t lo = 0, hi; lo < n && rc == 0; lo = hi) {
-        for (hi = lo + 1; hi < n && k[hi].tid == k[lo].tid; hi++) {}
+        for (hi = lo + 1; hi < n && k[hi].tid == k[lo].tid; hi++) {
+        }
         sp__thread *t = sp__result_thread(r, k[lo].tid);
         rc = t ? merge_into(r, t, m, k + lo, hi - lo) : -1;
     }

@@ -40,8 +40,13 @@ static sp_external_mem_event mem(uint64_t tid, sp_mem_event_type type, int64_t t
                                  uint64_t peak)
 {
     return (sp_external_mem_event){
-        .tid = tid, .type = type, .place = "Place(cpu)", .place_len = 10, .ts_ns = ts,
-        .info = {.addr = 0xabc0, .bytes = bytes, .peak_allocated = peak, .peak_reserved = peak * 2}};
+        .tid = tid,
+        .type = type,
+        .place = "Place(cpu)",
+        .place_len = 10,
+        .ts_ns = ts,
+        .info = {
+            .addr = 0xabc0, .bytes = bytes, .peak_allocated = peak, .peak_reserved = peak * 2}};
 }
 
 /* The row of the Memory Summary named `name` (kind "Allocated" or
@@ -81,8 +86,8 @@ static void test_memory_events_reach_the_memory_summary_and_trace(void)
     uint64_t me = (uint64_t)gettid();
     /* An operator added beside them, in the middle of the span. */
     int64_t mid = a + (b - a) / 2;
-    sp_external_event op = {me, SP_EVENT_OPERATOR, "matmul dygraph", 14, mid - 100000,
-                            mid + 100000};
+    sp_external_event op = {me, SP_EVENT_OPERATOR, "matmul dygraph",
+                            14, mid - 100000,      mid + 100000};
     CHECK_OK(sp_profiler_add_events(p, &op, 1));
     sp_external_mem_event ev[] = {
         mem(me, SP_MEM_ALLOCATE, mid, 4096, 4096),
@@ -119,7 +124,8 @@ static void test_memory_events_reach_the_memory_summary_and_trace(void)
     if (f) fclose(f);
     unlink(path);
     int count = 0;
-    for (const char *s = text; (s = strstr(s, "\"name\":\"[memory]\"")) != NULL; s++) count++;
+    for (const char *s = text; (s = strstr(s, "\"name\":\"[memory]\"")) != NULL; s++)
+        count++;
     CHECK_EQ(3, count);
     CHECK(strstr(text, "\"name\":\"[reserved memory]\"") != NULL);
     CHECK(strstr(text, "\"Bytes\":-512") != NULL);

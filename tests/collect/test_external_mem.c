@@ -30,14 +30,17 @@ static sp_result *span_result(const sp__sync *start, const sp__sync *stop, const
 static sp_external_mem_event mem(uint64_t tid, sp_mem_event_type type, const char *place,
                                  int64_t ts, int64_t bytes)
 {
-    return (sp_external_mem_event){
-        .tid = tid,
-        .type = type,
-        .place = place,
-        .place_len = place ? strlen(place) : 0,
-        .ts_ns = ts,
-        .info = {.addr = 0x1000, .bytes = bytes, .current_allocated = 64, .current_reserved = 128,
-                 .peak_allocated = 256, .peak_reserved = 512}};
+    return (sp_external_mem_event){.tid = tid,
+                                   .type = type,
+                                   .place = place,
+                                   .place_len = place ? strlen(place) : 0,
+                                   .ts_ns = ts,
+                                   .info = {.addr = 0x1000,
+                                            .bytes = bytes,
+                                            .current_allocated = 64,
+                                            .current_reserved = 128,
+                                            .peak_allocated = 256,
+                                            .peak_reserved = 512}};
 }
 
 static void test_ext_mems_add_copies_cuts_and_shares_places(void)
@@ -48,7 +51,8 @@ static void test_ext_mems_add_copies_cuts_and_shares_places(void)
     static char big[SP__EXT_NAME_MAX + 10];
     memset(big, 'p', sizeof big);
     sp_external_mem_event in[4] = {
-        mem(1, SP_MEM_ALLOCATE, place, 1, 16), mem(1, SP_MEM_FREE, place, 2, -16),
+        mem(1, SP_MEM_ALLOCATE, place, 1, 16),
+        mem(1, SP_MEM_FREE, place, 2, -16),
         {.tid = 1, .type = SP_MEM_RESERVED_ALLOCATE, .place = big, .place_len = sizeof big},
         mem(1, SP_MEM_ALLOCATE, NULL, 3, 8)};
     CHECK_EQ(0, sp__ext_mems_add(&m, in, 4));
@@ -112,12 +116,12 @@ static void test_ext_mems_merge_by_time_and_count_out_of_window(void)
     sp__external x;
     sp__external_init(&x);
     sp_external_mem_event in[] = {
-        mem(10, SP_MEM_FREE, "Place(cpu)", T0 + 400 * US, -3),     /* tie: after the own one */
-        mem(10, SP_MEM_ALLOCATE, "Place(cpu)", T0 + 150 * US, 4),  /* given out of order */
-        mem(10, SP_MEM_ALLOCATE, "Place(cpu)", T0 + 400 * US, 5),  /* tie: in the order given */
+        mem(10, SP_MEM_FREE, "Place(cpu)", T0 + 400 * US, -3),         /* tie: after the own one */
+        mem(10, SP_MEM_ALLOCATE, "Place(cpu)", T0 + 150 * US, 4),      /* given out of order */
+        mem(10, SP_MEM_ALLOCATE, "Place(cpu)", T0 + 400 * US, 5),      /* tie: in the order given */
         mem(3, SP_MEM_RESERVED_FREE, "Place(cpu)", T0 + 500 * US, -6), /* a new thread */
-        mem(10, SP_MEM_ALLOCATE, "Place(cpu)", T0 - 1 * US, 7),    /* before the span */
-        mem(10, SP_MEM_ALLOCATE, "Place(cpu)", T0 + 1001 * US, 8), /* after it */
+        mem(10, SP_MEM_ALLOCATE, "Place(cpu)", T0 - 1 * US, 7),        /* before the span */
+        mem(10, SP_MEM_ALLOCATE, "Place(cpu)", T0 + 1001 * US, 8),     /* after it */
         mem(10, SP_MEM_ALLOCATE, "Place(cpu)", INT64_MIN, 9),
         mem(10, SP_MEM_ALLOCATE, "Place(cpu)", INT64_MAX, 10),
     };
@@ -129,7 +133,8 @@ static void test_ext_mems_merge_by_time_and_count_out_of_window(void)
     t = &r->threads[1];
     CHECK_EQ(5, t->mem_count);
     static const int64_t bytes[] = {4, 1, 2, -3, 5};
-    for (size_t i = 0; i < 5 && i < t->mem_count; i++) CHECK_EQ(bytes[i], t->mems[i].bytes);
+    for (size_t i = 0; i < 5 && i < t->mem_count; i++)
+        CHECK_EQ(bytes[i], t->mems[i].bytes);
     CHECK_STR_EQ("Place(cpu)", sp__result_name(r, t->mems[0].place));
     CHECK_STR_EQ("Place(gpu:0)", sp__result_name(r, t->mems[1].place));
     CHECK_EQ(T0 + 150 * US, t->mems[0].ts_ns);
@@ -158,8 +163,12 @@ static void test_ext_mems_are_charged_to_the_added_range_around_them(void)
     if (!r) return;
     sp__external x;
     sp__external_init(&x);
-    sp_external_event op = {.tid = 9, .type = SP_EVENT_OPERATOR, .name = "matmul dygraph",
-                            .name_len = 14, .start_ns = T0 + 300 * US, .end_ns = T0 + 301 * US};
+    sp_external_event op = {.tid = 9,
+                            .type = SP_EVENT_OPERATOR,
+                            .name = "matmul dygraph",
+                            .name_len = 14,
+                            .start_ns = T0 + 300 * US,
+                            .end_ns = T0 + 301 * US};
     CHECK_EQ(0, sp__external_add(&x, &op, 1));
     sp_external_mem_event in[] = {mem(9, SP_MEM_ALLOCATE, "Place(cpu)", T0 + 300 * US, 1),
                                   mem(9, SP_MEM_ALLOCATE, "Place(cpu)", T0 + 301 * US, 2),
@@ -192,7 +201,10 @@ static void test_ext_mems_odd_places_are_counted(void)
     sp__external_init(&x);
     sp_external_mem_event in[] = {
         mem(7, SP_MEM_ALLOCATE, "fine", T0 + 100 * US, 1),
-        {.tid = 7, .type = SP_MEM_ALLOCATE, .place = long_place, .place_len = sizeof long_place,
+        {.tid = 7,
+         .type = SP_MEM_ALLOCATE,
+         .place = long_place,
+         .place_len = sizeof long_place,
          .ts_ns = T0 + 200 * US},
         mem(7, SP_MEM_ALLOCATE, "bad \xff byte", T0 + 300 * US, 1),
         mem(7, SP_MEM_ALLOCATE, "", T0 + 400 * US, 1),
