@@ -244,6 +244,26 @@ def test_paddle_memory_fake_recorder_left_on_when_it_was_on(fake_memory):
     assert fake_memory["on"] and "off" not in fake_memory["calls"]
 
 
+def test_paddle_memory_fake_recorder_put_back_after_discard_and_failed_start(fake_memory):
+    """A discarded span (RECORD -> CLOSED) and a tracer that fails to start
+    both leave paddle's memory recorder off again, as they found it."""
+    prof = profiler.Profiler(on_trace_ready=lambda p: None, profile_memory=True,
+                             scheduler=lambda step: profiler.ProfilerState.RECORD
+                             if step == 0 else profiler.ProfilerState.CLOSED)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        prof.start()
+        assert fake_memory["on"]
+        prof.step()
+        assert not fake_memory["on"] and fake_memory["calls"] == ["on", "off"]
+        prof.stop()
+    _FakeTracer.fail_start = True
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _span(profile_memory=True)
+    assert not fake_memory["on"] and fake_memory["calls"] == ["on", "off", "on", "off"]
+
+
 def test_paddle_memory_fake_paddle_without_recorder_warns(fake_paddle):
     core = sys.modules["paddle.base.core"]
     assert not hasattr(core, "enable_memory_recorder")
