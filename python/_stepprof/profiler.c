@@ -446,6 +446,56 @@ static PyObject *pr_add_events(PyObject *self, PyObject *arg)
     return spx_raise(s);
 }
 
+/* _add_memory_events(events): sp_profiler_add_memory_events with a sequence
+ * of (tid, type, place, ts_ns, addr, bytes, current_allocated,
+ * current_reserved, peak_allocated, peak_reserved) tuples, the time on
+ * CLOCK_REALTIME. Returns as _add_events does. */
+static PyObject *pr_add_memory_events(PyObject *self, PyObject *arg)
+{
+    if (check_reader(SELF) < 0) return NULL;
+    PyObject *seq = PySequence_Fast(arg, "_add_memory_events: a sequence of tuples expected");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    sp_external_mem_event *ev = PyMem_RawMalloc(sizeof *ev * (size_t)(n ? n : 1));
+    if (!ev) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned long long tid, addr, cur_alloc, cur_res, peak_alloc, peak_res;
+        int type;
+        const char *place;
+        Py_ssize_t len;
+        long long ts, bytes;
+        if (!PyTuple_Check(items[i]) ||
+            !PyArg_ParseTuple(items[i], "Kis#LKLKKKK:_add_memory_events", &tid, &type, &place, &len,
+                              &ts, &addr, &bytes, &cur_alloc, &cur_res, &peak_alloc, &peak_res)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError,
+                                "_add_memory_events: (tid, type, place, ts_ns, addr, bytes, "
+                                "current_allocated, current_reserved, peak_allocated, "
+                                "peak_reserved) expected");
+            PyMem_RawFree(ev);
+            Py_DECREF(seq);
+            return NULL;
+        }
+        ev[i] = (sp_external_mem_event){(uint64_t)tid,
+                                        (sp_mem_event_type)type,
+                                        place,
+                                        (size_t)len,
+                                        ts,
+                                        {addr, bytes, cur_alloc, cur_res, peak_alloc, peak_res}};
+    }
+    /* The places are borrowed from the tuples, which seq keeps alive. */
+    sp_status s = sp_profiler_add_memory_events(SELF->prof, ev, (size_t)n);
+    PyMem_RawFree(ev);
+    Py_DECREF(seq);
+    if (s == SP_OK) Py_RETURN_TRUE;
+    if (s == SP_ESTATE || s == SP_EBUSY) Py_RETURN_FALSE;
+    return spx_raise(s);
+}
+
 static PyObject *pr_get_state(PyObject *self, void *closure)
 {
     (void)closure;
@@ -544,6 +594,11 @@ static PyMethodDef pr_methods[] = {
     {"_add_events", pr_add_events, METH_O,
      "_add_events([(tid, type, name, start_ns, end_ns), ...]): ranges another tracer measured "
      "(CLOCK_REALTIME ns), added to the span being recorded; False when none is."},
+    {"_add_memory_events", pr_add_memory_events, METH_O,
+     "_add_memory_events([(tid, type, place, ts_ns, addr, bytes, current_allocated, "
+     "current_reserved, peak_allocated, peak_reserved), ...]): allocations and frees another "
+     "tracer measured (CLOCK_REALTIME ns), added to the span being recorded; False when none "
+     "is."},
     {"_stop_at_exit", pr_stop_at_exit, METH_NOARGS,
      "Stops a profiler still running at exit, saying so on sys.stderr."},
     {NULL, NULL, 0, NULL},

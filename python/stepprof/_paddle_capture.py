@@ -11,7 +11,10 @@ the tracer is stopped and its event tree walked: every host event
 (operators, OperatorInner, kernel launches, backward nodes, the optimizer,
 the DataLoader, paddle's RecordEvents) goes to the span through
 Profiler._add_events with paddle's own type, its thread's OS id and its
-CLOCK_REALTIME times, which the C core puts on the span's time line.
+CLOCK_REALTIME times, which the C core puts on the span's time line. With
+profile_memory, paddle's memory recorder runs with the tracer, as under
+paddle.profiler, and the allocations and frees hanging on the tree's nodes go
+to the span through Profiler._add_memory_events the same way.
 
 paddle's tracer serves one profiler at a time (a second _Profiler.create
 returns None), so the tracer is created at each span's start and released at
@@ -95,29 +98,63 @@ def _type_map(core):
     return out
 
 
+#: paddle's TracerMemEventType names, as sp_mem_event_type numbers them.
+_MEM_TYPES = {"Allocate": 0, "Free": 1, "ReservedAllocate": 2, "ReservedFree": 3}
+
+
+def _mem_type_map(core):
+    """paddle's TracerMemEventType values -> stepprof's, matched by name;
+    a kind stepprof lacks maps to -1 and its events are left out."""
+    return {int(member.value): _MEM_TYPES.get(name, -1)
+            for name, member in core.TracerMemEventType.__members__.items()}
+
+
 #: Events handed to the span at a time: the tuples of one batch (about 200
 #: bytes each) are all that is held on the Python side, however long the span.
 BATCH = 65536
 
 
-def events_of(result, types, batch=None):
+def events_of(result, types, batch=None, memory=None):
     """The host events of a paddle _ProfilerResult as (tid, type, name,
     start_ns, end_ns) tuples, parents before children: one list, or, with
     batch=n, a generator of lists of at most n. paddle's ProfileStep ranges
     are left out: the stepprof profiler records its own steps. Each
     attribute read crosses pybind11 (0.3 to 0.9 us), so a node is read once,
-    its type by value, and its thread id comes from the tree it hangs in."""
+    its type by value, and its thread id comes from the tree it hangs in.
+    memory, when given, is (mem_types, add): the memory events of every node
+    (roots and paddle's steps included) go to add as lists of at most batch
+    memory_tuples, in the same walk."""
     if batch is None:
-        return [e for part in events_of(result, types, BATCH) for e in part]
-    return _batches(result, types, batch)
+        return [e for part in events_of(result, types, BATCH, memory) for e in part]
+    return _batches(result, types, batch, memory)
 
 
-def _batches(result, types, batch):
+def memory_tuples(tid, node, mem_types):
+    """The memory events hanging on a paddle host node as (tid, type, place,
+    ts_ns, addr, bytes, current_allocated, current_reserved, peak_allocated,
+    peak_reserved) tuples, for Profiler._add_memory_events. The tree's thread
+    id is used, as for the node's own event: paddle hangs a memory event on
+    a node of the thread that made it."""
+    out = []
+    for m in node.mem_node:
+        kind = mem_types.get(m.type.value, -1)
+        if kind >= 0:
+            out.append((tid, kind, m.place, m.timestamp_ns, m.addr, m.increase_bytes,
+                        m.current_allocated, m.current_reserved, m.peak_allocated,
+                        m.peak_reserved))
+    return out
+
+
+def _batches(result, types, batch, memory=None):
     step = int(TracerEventType.ProfileStep)
     other = int(TracerEventType.UserDefined)
     get = types.get
+    mem_types, add_memory = memory if memory else (None, None)
+    mems = []
     out = []
     for tid, root in result.get_data().items():
+        if add_memory:
+            mems += memory_tuples(tid, root, mem_types)
         # Depth first, parents before children, with an explicit stack of
         # iterators: paddle's trees can nest deeper than Python's recursion.
         stack = [iter(root.children_node)]
@@ -132,9 +169,16 @@ def _batches(result, types, batch):
                 if len(out) >= batch:
                     yield out
                     out = []
+            if add_memory:
+                mems += memory_tuples(tid, node, mem_types)
+                if len(mems) >= batch:
+                    add_memory(mems)
+                    mems = []
             kids = node.children_node
             if kids:
                 stack.append(iter(kids))
+    if mems:
+        add_memory(mems)
     if out:
         yield out
 
@@ -155,15 +199,36 @@ def _busy_reason():
             "time): stepprof spans record the hand-marked ranges only until it is deleted")
 
 
+def _memory_recorder(core, on):
+    """Turns paddle's memory recorder on or off as paddle.profiler does
+    (enable_memory_recorder / disable_memory_recorder) and returns whether
+    it was on before (FLAGS_enable_record_memory, the flag those two set;
+    None when paddle cannot say)."""
+    try:
+        import paddle
+        before = bool(paddle.get_flags(["FLAGS_enable_record_memory"])
+                      ["FLAGS_enable_record_memory"])
+    except Exception:  # a paddle without the flag: assume off, as paddle starts
+        before = None
+    (core.enable_memory_recorder if on else core.disable_memory_recorder)()
+    return before
+
+
 class PaddleCapture:
     """paddle's host tracer for one stepprof Profiler: begin() at the start of
     each recorded span, end() just before the span is collected (with the
-    profiler's _add_events) or discarded (None)."""
+    profiler's _add_events) or discarded (None). With memory, paddle's
+    memory recorder runs while the tracer does, and is put back as it was
+    at end()."""
 
-    def __init__(self):
+    def __init__(self, memory=False):
         self._tracer = None
         self._busy_warned = False
         self._types = None
+        self._memory = bool(memory)
+        self._mem_types = None
+        self._memory_before = None  # the recorder's state before begin(), while it runs
+        self._memory_on = False
 
     @property
     def running(self):
@@ -190,32 +255,64 @@ class PaddleCapture:
         utils.wrap_optimizers()  # idempotent; paddle.profiler.Profiler() does the same
         _paddle_flag.hold(utils)
         try:
+            if self._memory:
+                self._memory_start(core)
             tracer.prepare()
             tracer.start()
         except BaseException:
             # end() will not run for a tracer that never started: put paddle's
             # flag back, or its DataLoader and optimizer would record events
-            # for the rest of the process.
+            # for the rest of the process; the memory recorder likewise.
             _paddle_flag.release(utils)
+            self._memory_stop(core)
             raise
         self._tracer = tracer
         global _held_in
         _held_in = os.getpid()
 
-    def end(self, add):
+    def _memory_start(self, core):
+        """paddle's memory recorder on for the span, as paddle.profiler turns
+        it on at start (before its tracer starts)."""
+        if self._mem_types is None:
+            if not all(hasattr(core, n) for n in ("enable_memory_recorder",
+                                                   "disable_memory_recorder",
+                                                   "TracerMemEventType")):
+                self._memory = False
+                warnings.warn("this paddle has no memory recorder (paddle.base.core."
+                              "enable_memory_recorder): profile_memory shows no paddle "
+                              "allocations", _core.StepprofWarning, stacklevel=4)
+                return
+            self._mem_types = _mem_type_map(core)
+        self._memory_before = _memory_recorder(core, True)
+        self._memory_on = True
+
+    def _memory_stop(self, core):
+        """Puts paddle's memory recorder back as begin() found it: off, unless
+        something had turned it on before."""
+        if self._memory_on:
+            self._memory_on = False
+            if not self._memory_before:
+                core.disable_memory_recorder()
+
+    def end(self, add, add_memory=None):
         """Stops paddle's tracer; add(events) receives its events, unless add
-        is None (the span is discarded)."""
+        is None (the span is discarded), and add_memory(memory events) the
+        memory recorder's, when it ran and add_memory is given."""
         tracer, self._tracer = self._tracer, None
         if tracer is None:
             return
         global _held_in
         _held_in = None
+        memory = self._memory_on
         try:
             result = tracer.stop()
         finally:
+            from paddle.base import core
             from paddle.profiler import utils
             _paddle_flag.release(utils)
+            self._memory_stop(core)
             del tracer  # frees paddle's single tracer for the next span or paddle.profiler
         if add is not None and result is not None:
-            for part in events_of(result, self._types, BATCH):
+            mem = (self._mem_types, add_memory) if memory and add_memory is not None else None
+            for part in events_of(result, self._types, BATCH, mem):
                 add(part)

@@ -795,6 +795,31 @@ sp_status sp_profiler_add_events(sp_profiler *p, const sp_external_event *events
     return SP_OK;
 }
 
+sp_status sp_profiler_add_memory_events(sp_profiler *p, const sp_external_mem_event *events,
+                                        size_t count)
+{
+    if (!p) return sp__fail(SP_EINVAL, "sp_profiler_add_memory_events: profiler is NULL");
+    if (inherited(p)) return inert(p, "sp_profiler_add_memory_events");
+    if (p->in_callback) return reentered(p, "sp_profiler_add_memory_events");
+    if (count > 0 && !events)
+        return sp__fail(SP_EINVAL, "sp_profiler_add_memory_events: events is NULL");
+    for (size_t i = 0; i < count; i++) {
+        if ((unsigned)events[i].type > SP_MEM_RESERVED_FREE)
+            return sp__fail(SP_EINVAL,
+                            "sp_profiler_add_memory_events: event %zu has unknown type %d", i,
+                            (int)events[i].type);
+        if (!events[i].place && events[i].place_len > 0)
+            return sp__fail(SP_EINVAL, "sp_profiler_add_memory_events: event %zu has a NULL place",
+                            i);
+    }
+    if (!p->holds_tracers || !recording(p->state))
+        return sp__fail(SP_ESTATE,
+                        "sp_profiler_add_memory_events: the profiler records no span now");
+    if (sp__ext_mems_add(&p->external.mems, events, count) != 0)
+        return sp__fail(SP_ENOMEM, "out of memory adding %zu memory events", count);
+    return SP_OK;
+}
+
 sp_status sp_profiler_export(sp_profiler *p, const char *path, sp_format format)
 {
     if (!p) return sp__fail(SP_EINVAL, "sp_profiler_export: profiler is NULL");

@@ -143,10 +143,48 @@ typedef struct sp__ext_event {
     uint8_t name_cut; /* the name was longer than SP__EXT_NAME_MAX */
 } sp__ext_event;
 
+/* Memory events measured by another tracer (sp_profiler_add_memory_events),
+ * held with the external ranges until their span is collected
+ * (external_mem.c). Places live in one byte buffer, referred to by offset. */
+typedef struct sp__ext_mem {
+    uint64_t tid;
+    int64_t ts_ns; /* CLOCK_REALTIME, as given */
+    size_t place_off;
+    uint32_t place_len;
+    uint8_t type;      /* sp_mem_event_type, checked by the caller */
+    uint8_t place_cut; /* the place was longer than SP__EXT_NAME_MAX */
+    sp_mem_info info;
+} sp__ext_mem;
+
+typedef struct sp__ext_mems {
+    sp__ext_mem *mems;
+    size_t count, cap;
+    sp__buf places;
+} sp__ext_mems;
+
+void sp__ext_mems_init(sp__ext_mems *m);
+void sp__ext_mems_fini(sp__ext_mems *m);
+/* Forgets the events, keeping the memory for the next span. */
+void sp__ext_mems_clear(sp__ext_mems *m);
+/* Appends n events, copying their places (cut at SP__EXT_NAME_MAX bytes):
+ * all of them, or none on failure. Types must be checked by the caller.
+ * Returns 0 or -1 (out of memory). */
+int sp__ext_mems_add(sp__ext_mems *m, const sp_external_mem_event *events, size_t n);
+/* Moves the memory events into r's threads (a missing thread is added),
+ * merged by time with the memory events there (at equal times the thread's
+ * own first, then the added ones in the order given), before attribution.
+ * Times go onto the span's time line as the external ranges' do
+ * (sp__external_time); events outside r's span are counted as
+ * out_of_window. Cut or repaired places are counted in names_cut and
+ * invalid_utf8. Returns 0 or -1 (out of memory). */
+int sp__collect_ext_mems(sp_result *r, const sp__ext_mems *m, const sp__sync *start,
+                         const sp__sync *stop, const sp__tick_map *map);
+
 typedef struct sp__external {
     sp__ext_event *events;
     size_t count, cap;
     sp__buf names;
+    sp__ext_mems mems; /* sp_profiler_add_memory_events */
 } sp__external;
 
 void sp__external_init(sp__external *x);
@@ -164,7 +202,8 @@ int sp__external_add(sp__external *x, const sp_external_event *events, size_t n)
  * through its start and stop sync points (sp__external_time). Ranges that
  * start outside r's span are counted as out_of_window; ends past the span
  * are cut at its end. Cut or repaired names are counted in names_cut and
- * invalid_utf8, as recorded names are. Returns 0 or -1 (out of memory). */
+ * invalid_utf8, as recorded names are. Then the memory events join their
+ * threads (sp__collect_ext_mems). Returns 0 or -1 (out of memory). */
 int sp__collect_external(sp_result *r, const sp__external *x, const sp__sync *start,
                          const sp__sync *stop, const sp__tick_map *map);
 
