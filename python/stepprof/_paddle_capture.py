@@ -13,6 +13,14 @@ the DataLoader, paddle's RecordEvents) goes to the span through
 Profiler._add_events with paddle's own type, its thread's OS id and its
 CLOCK_REALTIME times, which the C core puts on the span's time line.
 
+With record_shapes or with_flops the span also runs paddle's op info
+recorder (paddle.base.core.enable_op_info_recorder, as paddle.profiler's
+start does), and each Operator node's input shapes, dtypes and call stack go
+to the span through Profiler._add_op_info, with the FLOPs that paddle's
+public paddle.utils.flops.flops gives for them: the numbers paddle.profiler
+prints. paddle 3.3.1's dygraph and PIR executors record no op info, so there
+every Operator has empty shapes and 0 FLOPs, in paddle.profiler as here.
+
 paddle's tracer serves one profiler at a time (a second _Profiler.create
 returns None), so the tracer is created at each span's start and released at
 its end: between spans paddle.profiler can run. While paddle.profiler holds
@@ -112,6 +120,57 @@ def events_of(result, types, batch=None):
     return _batches(result, types, batch)
 
 
+def _opname(name):
+    """The op type FLOPs are computed for, from an Operator node's name, as
+    paddle's statistic reads it ("matmul dygraph" -> "matmul")."""
+    for suffix in (" compute", " dygraph", " pybind_imperative_func"):
+        name = name.replace(suffix, "")
+    return name
+
+
+def op_info_of(result, types, flops=None):
+    """The op info of a paddle _ProfilerResult's Operator nodes, as
+    (tid, time_ns, op_type, [(key, dims, dtype), ...], callstack, flops)
+    tuples for Profiler._add_op_info: only nodes that carry some (shapes,
+    a call stack or FLOPs). time_ns is the node's start, which the C core
+    places where it places the node's. flops is paddle.utils.flops.flops or
+    None (then 0). Costs four pybind11 reads per Operator node, which is why
+    it runs only with record_shapes or with_flops. types: _type_map's."""
+    operator = int(TracerEventType.Operator)
+    get = types.get
+    out = []
+    for tid, root in result.get_data().items():
+        stack = [iter(root.children_node)]
+        while stack:
+            node = next(stack[-1], None)
+            if node is None:
+                stack.pop()
+                continue
+            kids = node.children_node
+            if kids:
+                stack.append(iter(kids))
+            if get(node.type.value) != operator:
+                continue
+            shapes = node.input_shapes
+            name = node.name
+            n = flops(_opname(name), shapes, node.attributes) if flops else 0
+            callstack = node.callstack or ""
+            if not shapes and not callstack and not n:
+                continue
+            dtypes = node.dtypes or {}
+            inputs = []
+            for key, dims_list in shapes.items():
+                types_of = dtypes.get(key) or []
+                for i, dims in enumerate(dims_list):
+                    if len(dims) <= 64:  # SP_OP_RANK_MAX
+                        inputs.append((str(key), [int(d) for d in dims],
+                                       str(types_of[i]) if i < len(types_of) else ""))
+            out.append((tid, node.start_ns, _opname(name), inputs,
+                        callstack if isinstance(callstack, str) else ";".join(callstack),
+                        max(0, int(n or 0))))
+    return out
+
+
 def _batches(result, types, batch):
     step = int(TracerEventType.ProfileStep)
     other = int(TracerEventType.UserDefined)
@@ -139,6 +198,15 @@ def _batches(result, types, batch):
         yield out
 
 
+def _flops_function():
+    """paddle's public FLOPs counter (paddle.utils.flops.flops), or None."""
+    try:
+        from paddle.utils.flops import flops
+    except Exception:
+        return None
+    return flops
+
+
 # The process whose stepprof span holds paddle's tracer, or None. A process
 # forked while it was held inherits paddle's "taken" state (paddle's tracer
 # is a process-wide single instance) and cannot take it.
@@ -160,7 +228,9 @@ class PaddleCapture:
     each recorded span, end() just before the span is collected (with the
     profiler's _add_events) or discarded (None)."""
 
-    def __init__(self):
+    def __init__(self, op_info=False):
+        self._op_info = bool(op_info)  # record_shapes or with_flops
+        self._recorder_on = False
         self._tracer = None
         self._flag_before = None
         self._busy_warned = False
@@ -192,9 +262,13 @@ class PaddleCapture:
         self._flag_before = utils._is_profiler_used
         utils._is_profiler_used = True
         try:
+            if self._op_info and hasattr(core, "enable_op_info_recorder"):
+                core.enable_op_info_recorder()
+                self._recorder_on = True
             tracer.prepare()
             tracer.start()
         except BaseException:
+            self._recorder_off()
             # end() will not run for a tracer that never started: put paddle's
             # flag back, or its DataLoader and optimizer would record events
             # for the rest of the process.
@@ -204,9 +278,16 @@ class PaddleCapture:
         global _held_in
         _held_in = os.getpid()
 
-    def end(self, add):
+    def _recorder_off(self):
+        if self._recorder_on:
+            self._recorder_on = False
+            from paddle.base import core
+            core.disable_op_info_recorder()
+
+    def end(self, add, add_ops=None):
         """Stops paddle's tracer; add(events) receives its events, unless add
-        is None (the span is discarded)."""
+        is None (the span is discarded), and add_ops(ops) its op info when
+        op info is recorded."""
         tracer, self._tracer = self._tracer, None
         if tracer is None:
             return
@@ -215,9 +296,14 @@ class PaddleCapture:
         try:
             result = tracer.stop()
         finally:
+            self._recorder_off()
             from paddle.profiler import utils
             utils._is_profiler_used = bool(self._flag_before)
             del tracer  # frees paddle's single tracer for the next span or paddle.profiler
         if add is not None and result is not None:
             for part in events_of(result, self._types, BATCH):
                 add(part)
+            if self._op_info and add_ops is not None:
+                ops = op_info_of(result, self._types, _flops_function())
+                if ops:
+                    add_ops(ops)

@@ -14,7 +14,8 @@
  *   order the walk first meets them; calls and duration total/max/min.
  *   Printed only with op_detail, as §6.5 says; FLOPs "-".
  * - FLOPs (docs/semantics.md §6.5), as paddle counts them: a node's FLOPs
- *   are those of the op supplements attached to it when it is an Operator,
+ *   are those of the op supplements attached to it (or to a non-Operator
+ *   range inside it, not inside another Operator) when it is an Operator,
  *   plus its children's; an op row prints the sum over its calls (so an
  *   operator inside another counts in both rows), "0" when none were
  *   recorded. Inner and device rows print "-", as paddle's do.
@@ -225,8 +226,11 @@ static int sum_flops(const sp__thread_model *t, opindex *x)
     if (!x->flops) return -1;
     memset(x->flops, 0, sizeof *x->flops * t->count);
     for (; k < th->op_count; k++) {
+        /* An op's time may fall in a child that starts with it: the op's
+         * FLOPs are its innermost Operator's. */
         int32_t n = th->ops[k].host >= 0 ? node_of_event(t, th->ops[k].host) : -1;
-        if (n >= 0 && node_type(t, n) == SP_EVENT_OPERATOR) x->flops[n] += th->ops[k].flops;
+        while (n >= 0 && node_type(t, n) != SP_EVENT_OPERATOR) n = t->nodes[n].parent;
+        if (n >= 0) x->flops[n] += th->ops[k].flops;
     }
     for (size_t i = t->count; i-- > 0;)
         if (t->nodes[i].parent >= 0) x->flops[t->nodes[i].parent] += x->flops[i];
