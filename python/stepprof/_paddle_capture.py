@@ -131,49 +131,57 @@ def _opname(name):
 def op_info_of(result, types, flops=None):
     """The op info of a paddle _ProfilerResult's Operator nodes, as
     (tid, time_ns, op_type, [(key, dims, dtype), ...], callstack, flops)
-    tuples for Profiler._add_op_info: only nodes that carry some (shapes,
-    a call stack or FLOPs). time_ns is the node's start, which the C core
-    places where it places the node's. flops is paddle.utils.flops.flops or
-    None (then 0). Costs four pybind11 reads per Operator node, which is why
-    it runs only with record_shapes or with_flops. types: _type_map's."""
-    operator = int(TracerEventType.Operator)
-    get = types.get
+    tuples for Profiler._add_op_info: only nodes that carry some (shapes or
+    a call stack). The capture gets the same from the one walk that hands
+    over the events (_batches' ops, then op_info_from). types: _type_map's."""
+    ops = []
+    for _ in _batches(result, types, BATCH, ops):
+        pass
+    return op_info_from(ops, flops)
+
+
+def op_info_from(ops, flops=None):
+    """op_info_of's tuples for the (tid, node, name, start_ns) of Operator
+    nodes. time_ns is the node's start, which the C core places where it
+    places the node's. flops is paddle.utils.flops.flops or None (then 0);
+    it is called, as paddle's statistic calls it, with the op type (the name
+    without " dygraph", ...), the shapes and the attributes, but only for a
+    node with shapes: each of paddle's counters needs them and answers 0
+    without (paddle 3.3.1's 20 counters all do), and reading a node's
+    attributes and calling the counter cost more than the rest. A node
+    without op info costs two pybind11 reads (input_shapes, callstack)."""
     out = []
-    for tid, root in result.get_data().items():
-        stack = [iter(root.children_node)]
-        while stack:
-            node = next(stack[-1], None)
-            if node is None:
-                stack.pop()
-                continue
-            kids = node.children_node
-            if kids:
-                stack.append(iter(kids))
-            if get(node.type.value) != operator:
-                continue
-            shapes = node.input_shapes
-            name = node.name
-            n = flops(_opname(name), shapes, node.attributes) if flops else 0
-            callstack = node.callstack or ""
-            if not shapes and not callstack and not n:
-                continue
+    for tid, node, name, start_ns in ops:
+        shapes = node.input_shapes
+        callstack = node.callstack
+        if not shapes and not callstack:
+            continue
+        if not isinstance(callstack, str):
+            callstack = ";".join(callstack)
+        op_type = _opname(name)
+        n = 0
+        inputs = []
+        if shapes:
+            if flops is not None:
+                n = flops(op_type, shapes, node.attributes)
             dtypes = node.dtypes or {}
-            inputs = []
             for key, dims_list in shapes.items():
                 types_of = dtypes.get(key) or []
                 for i, dims in enumerate(dims_list):
                     if len(dims) <= 64:  # SP_OP_RANK_MAX
                         inputs.append((str(key), [int(d) for d in dims],
                                        str(types_of[i]) if i < len(types_of) else ""))
-            out.append((tid, node.start_ns, _opname(name), inputs,
-                        callstack if isinstance(callstack, str) else ";".join(callstack),
-                        max(0, int(n or 0))))
+        out.append((tid, start_ns, op_type, inputs, callstack, max(0, int(n or 0))))
     return out
 
 
-def _batches(result, types, batch):
+def _batches(result, types, batch, ops=None):
+    """events_of's batches; with a list as ops, (tid, node, name, start_ns)
+    of each Operator node is appended to it."""
     step = int(TracerEventType.ProfileStep)
     other = int(TracerEventType.UserDefined)
+    operator = int(TracerEventType.Operator)
+    keep = ops.append if ops is not None else None
     get = types.get
     out = []
     for tid, root in result.get_data().items():
@@ -187,7 +195,10 @@ def _batches(result, types, batch):
                 continue
             t = get(node.type.value, other)
             if t != step:
-                out.append((tid, t, node.name, node.start_ns, node.end_ns))
+                name, start = node.name, node.start_ns
+                out.append((tid, t, name, start, node.end_ns))
+                if keep is not None and t == operator:
+                    keep((tid, node, name, start))
                 if len(out) >= batch:
                     yield out
                     out = []
@@ -301,9 +312,10 @@ class PaddleCapture:
             utils._is_profiler_used = bool(self._flag_before)
             del tracer  # frees paddle's single tracer for the next span or paddle.profiler
         if add is not None and result is not None:
-            for part in events_of(result, self._types, BATCH):
+            nodes = [] if self._op_info and add_ops is not None else None
+            for part in _batches(result, self._types, BATCH, nodes):
                 add(part)
-            if self._op_info and add_ops is not None:
-                ops = op_info_of(result, self._types, _flops_function())
+            if nodes:
+                ops = op_info_from(nodes, _flops_function())
                 if ops:
                     add_ops(ops)
