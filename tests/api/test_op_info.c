@@ -338,6 +338,47 @@ static void test_op_info_stays_with_its_span(void)
     sp_profiler_destroy(p);
 }
 
+/* FLOPs sum as paddle's statistic sums them: an Operator's row counts the
+ * operators nested in it too; an op whose time falls in a non-Operator
+ * child (one that starts with the op) still counts for the op. */
+static void test_op_info_flops_sum_over_nested_operators(void)
+{
+    sp_profiler *p = make();
+    CHECK_OK(sp_profiler_start(p));
+    int64_t a = realtime_ns();
+    usleep(2000);
+    int64_t b = realtime_ns();
+    uint64_t me = (uint64_t)gettid();
+    sp_external_event ev[] = {
+        {me, SP_EVENT_OPERATOR, "linear dygraph", 14, a, b},
+        {me, SP_EVENT_OPERATOR_INNER, "linear prepare", 14, a, a + 100000},
+        {me, SP_EVENT_OPERATOR, "matmul dygraph", 14, a + 200000, a + 400000},
+        {me, SP_EVENT_OPERATOR, "add dygraph", 11, a + 500000, a + 600000},
+    };
+    CHECK_OK(sp_profiler_add_events(p, ev, 4));
+    sp_op_info ops[] = {matmul(), matmul(), matmul()};
+    ops[0].time_ns = a; /* inside "linear prepare", which starts with the op */
+    ops[0].flops = 5;
+    ops[1].time_ns = a + 200000;
+    ops[1].flops = 100;
+    ops[2].time_ns = a + 500000;
+    ops[2].flops = 20;
+    CHECK_OK(sp_profiler_add_op_info(p, ops, 3));
+    CHECK_OK(sp_profiler_stop(p));
+    const sp_result *r = sp_profiler_result(p);
+    if (r) {
+        char *text = operator_summary(r), cell[64];
+        flops_cell(text, "linear dygraph", cell, sizeof cell);
+        CHECK_STR_EQ("125", cell);
+        flops_cell(text, "matmul dygraph", cell, sizeof cell);
+        CHECK_STR_EQ("100", cell);
+        flops_cell(text, "add dygraph", cell, sizeof cell);
+        CHECK_STR_EQ("20", cell);
+        free(text);
+    }
+    sp_profiler_destroy(p);
+}
+
 int main(void)
 {
     RUN_TEST(test_op_info_joins_the_op_range);
@@ -345,5 +386,6 @@ int main(void)
     RUN_TEST(test_op_info_bad_arguments_add_nothing);
     RUN_TEST(test_op_info_odd_names_and_times_are_counted);
     RUN_TEST(test_op_info_stays_with_its_span);
+    RUN_TEST(test_op_info_flops_sum_over_nested_operators);
     return TEST_SUMMARY();
 }
