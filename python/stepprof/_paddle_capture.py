@@ -169,7 +169,7 @@ def op_info_from(ops, flops=None):
                 types_of = dtypes.get(key) or []
                 for i, dims in enumerate(dims_list):
                     if len(dims) <= 64:  # SP_OP_RANK_MAX
-                        inputs.append((str(key), [int(d) for d in dims],
+                        inputs.append((str(key), dims,  # ints: the C side reads any sequence
                                        str(types_of[i]) if i < len(types_of) else ""))
         out.append((tid, start_ns, op_type, inputs, callstack, max(0, int(n or 0))))
     return out
