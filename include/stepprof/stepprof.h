@@ -697,8 +697,8 @@ typedef struct sp_op_input {
  * sp_profiler_add_op_info. Inputs with the same key one after another are
  * one key's list, in order, as paddle's input_shapes holds them. */
 typedef struct sp_op_info {
-    uint64_t tid;    /* the OS thread id of the thread it ran on */
-    int64_t time_ns; /* CLOCK_REALTIME, inside the op's range and in none of its children */
+    uint64_t tid;        /* the OS thread id of the thread it ran on */
+    int64_t time_ns;     /* CLOCK_REALTIME, inside the op's range and in none of its children */
     const char *op_type; /* op_type_len bytes, copied ("matmul") */
     size_t op_type_len;
     const sp_op_input *inputs; /* input_count entries */

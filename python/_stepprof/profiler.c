@@ -504,9 +504,13 @@ static PyObject *pr_add_op_info(PyObject *self, PyObject *arg)
             goto done;
         }
         if (!(lists[i] = op_inputs(list, &dims))) goto done;
-        ops[i] = (sp_op_info){.tid = (uint64_t)tid, .time_ns = time_ns, .op_type = type,
-                              .op_type_len = (size_t)type_len, .callstack = stack,
-                              .callstack_len = (size_t)stack_len, .flops = (uint64_t)flops,
+        ops[i] = (sp_op_info){.tid = (uint64_t)tid,
+                              .time_ns = time_ns,
+                              .op_type = type,
+                              .op_type_len = (size_t)type_len,
+                              .callstack = stack,
+                              .callstack_len = (size_t)stack_len,
+                              .flops = (uint64_t)flops,
                               .input_count = (size_t)PySequence_Fast_GET_SIZE(lists[i])};
         inputs += PySequence_Fast_GET_SIZE(lists[i]);
     }
@@ -540,17 +544,22 @@ static PyObject *pr_add_op_info(PyObject *self, PyObject *arg)
             Py_DECREF(shape);
             if (PyErr_Occurred()) goto done;
             /* The keys and dtypes are borrowed from the tuples, which seq keeps alive. */
-            in[at] = (sp_op_input){k8, (size_t)key_len, &dv[dat], (size_t)rank, d8, (size_t)dtype_len};
+            in[at] =
+                (sp_op_input){k8, (size_t)key_len, &dv[dat], (size_t)rank, d8, (size_t)dtype_len};
             dat += rank;
         }
     }
     sp_status s = sp_profiler_add_op_info(SELF->prof, ops, (size_t)n);
-    if (s == SP_OK) ret = Py_True;
-    else if (s == SP_ESTATE || s == SP_EBUSY) ret = Py_False;
-    else spx_raise(s);
+    if (s == SP_OK)
+        ret = Py_True;
+    else if (s == SP_ESTATE || s == SP_EBUSY)
+        ret = Py_False;
+    else
+        spx_raise(s);
     Py_XINCREF(ret);
 done:
-    for (Py_ssize_t i = 0; lists && i < n; i++) Py_XDECREF(lists[i]);
+    for (Py_ssize_t i = 0; lists && i < n; i++)
+        Py_XDECREF(lists[i]);
     PyMem_RawFree(lists);
     PyMem_RawFree(ops);
     PyMem_RawFree(in);

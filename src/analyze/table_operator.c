@@ -220,7 +220,8 @@ static int sum_flops(const sp__thread_model *t, opindex *x)
 {
     const sp__thread *th = t->thread;
     size_t k = 0;
-    while (k < th->op_count && th->ops[k].flops == 0) k++;
+    while (k < th->op_count && th->ops[k].flops == 0)
+        k++;
     if (k == th->op_count) return 0;
     x->flops = sp__alloc(sizeof *x->flops * t->count);
     if (!x->flops) return -1;
@@ -229,7 +230,8 @@ static int sum_flops(const sp__thread_model *t, opindex *x)
         /* An op's time may fall in a child that starts with it: the op's
          * FLOPs are its innermost Operator's. */
         int32_t n = th->ops[k].host >= 0 ? node_of_event(t, th->ops[k].host) : -1;
-        while (n >= 0 && node_type(t, n) != SP_EVENT_OPERATOR) n = t->nodes[n].parent;
+        while (n >= 0 && node_type(t, n) != SP_EVENT_OPERATOR)
+            n = t->nodes[n].parent;
         if (n >= 0) x->flops[n] += th->ops[k].flops;
     }
     for (size_t i = t->count; i-- > 0;)

@@ -40,7 +40,8 @@ static size_t kept_len(const char *s, size_t len)
 {
     if (len <= SP__EXT_NAME_MAX) return len;
     len = SP__EXT_NAME_MAX;
-    while (len > 0 && ((unsigned char)s[len] & 0xC0) == 0x80) len--;
+    while (len > 0 && ((unsigned char)s[len] & 0xC0) == 0x80)
+        len--;
     return len;
 }
 
@@ -84,7 +85,8 @@ int sp__ext_ops_add(sp__ext_ops *x, const sp_op_info *ops, size_t n)
         }
     }
     if (reserve((void **)&x->ops, &x->cap, x->count + n, sizeof *x->ops) != 0 ||
-        reserve((void **)&x->inputs, &x->input_cap, x->input_count + inputs, sizeof *x->inputs) != 0 ||
+        reserve((void **)&x->inputs, &x->input_cap, x->input_count + inputs, sizeof *x->inputs) !=
+            0 ||
         reserve((void **)&x->dims, &x->dim_cap, x->dim_count + dims, sizeof *x->dims) != 0)
         return -1;
     if (sp__buf_reserve(&x->text, bytes) != 0) {
@@ -153,7 +155,8 @@ static size_t key_count(const sp__ext_ops *x, const sp__ext_op *o)
 static size_t word_count(const sp__ext_ops *x, const sp__ext_op *o)
 {
     size_t keys = key_count(x, o), words = 2 + 4 * keys + 2 * o->input_count;
-    for (size_t k = 0; k < o->input_count; k++) words += x->inputs[o->first_input + k].rank;
+    for (size_t k = 0; k < o->input_count; k++)
+        words += x->inputs[o->first_input + k].rank;
     return words;
 }
 
@@ -177,11 +180,13 @@ static size_t encode(sp_result *r, const sp__ext_ops *x, const sp__ext_op *o, ui
         w[at++] = keys;
         for (size_t k = 0; k < o->input_count;) {
             size_t run = 1;
-            while (k + run < o->input_count && same_text(&x->text, in[k].key, in[k + run].key)) run++;
-            w[at++] = pass == 0 ? intern(r, &x->text, in[k].key)
-                                : sp__names_from_bytes(&r->names,
-                                                       in[k].key.len ? x->text.data + in[k].key.off : "",
-                                                       in[k].key.len); /* counted once, above */
+            while (k + run < o->input_count && same_text(&x->text, in[k].key, in[k + run].key))
+                run++;
+            w[at++] = pass == 0
+                          ? intern(r, &x->text, in[k].key)
+                          : sp__names_from_bytes(&r->names,
+                                                 in[k].key.len ? x->text.data + in[k].key.off : "",
+                                                 in[k].key.len); /* counted once, above */
             w[at++] = run;
             for (size_t j = k; j < k + run; j++) {
                 if (pass == 1) {
@@ -189,7 +194,8 @@ static size_t encode(sp_result *r, const sp__ext_ops *x, const sp__ext_op *o, ui
                     continue;
                 }
                 w[at++] = in[j].rank;
-                for (uint32_t d = 0; d < in[j].rank; d++) w[at++] = (uint64_t)x->dims[in[j].dims_off + d];
+                for (uint32_t d = 0; d < in[j].rank; d++)
+                    w[at++] = (uint64_t)x->dims[in[j].dims_off + d];
             }
             k += run;
         }
@@ -201,7 +207,8 @@ static size_t encode(sp_result *r, const sp__ext_ops *x, const sp__ext_op *o, ui
 static int append_run(sp_result *r, sp__thread *t, const sp__ext_ops *x, const placed *p, size_t n)
 {
     size_t words = 0;
-    for (size_t i = 0; i < n; i++) words += word_count(x, &x->ops[p[i].op]);
+    for (size_t i = 0; i < n; i++)
+        words += word_count(x, &x->ops[p[i].op]);
     sp__op_supplement *ops = sp__realloc(t->ops, sizeof *ops * (t->op_count + n));
     if (!ops) return -1;
     t->ops = ops;
@@ -250,7 +257,8 @@ int sp__collect_external_ops(sp_result *r, const sp__ext_ops *x, const sp__sync 
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0;) {
         size_t run = 1;
-        while (i + run < n && p[i + run].tid == p[i].tid) run++;
+        while (i + run < n && p[i + run].tid == p[i].tid)
+            run++;
         sp__thread *t = sp__result_thread(r, p[i].tid);
         size_t before = t ? t->op_count : 0;
         rc = t ? append_run(r, t, x, &p[i], run) : -1;

@@ -59,7 +59,8 @@ static sp_profiler *span_with(const sp_op_info *ops, size_t n, int64_t *a_out)
     int64_t b = realtime_ns();
     sp_external_event ev[] = {
         {(uint64_t)gettid(), SP_EVENT_OPERATOR, "matmul dygraph", 14, a, b},
-        {(uint64_t)gettid(), SP_EVENT_OPERATOR_INNER, "matmul infer_meta", 17, a + 100000, a + 200000},
+        {(uint64_t)gettid(), SP_EVENT_OPERATOR_INNER, "matmul infer_meta", 17, a + 100000,
+         a + 200000},
     };
     CHECK_OK(sp_profiler_add_events(p, ev, 2));
     sp_op_info *copy = malloc(sizeof *copy * (n ? n : 1));
@@ -122,13 +123,16 @@ static char *operator_summary(const sp_result *r)
 static void flops_cell(const char *summary, const char *name, char *out, size_t size)
 {
     out[0] = '\0';
-    for (const char *line = summary; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+    for (const char *line = summary; line && *line;
+         line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
         if (strncmp(line, name, strlen(name)) != 0 || line[strlen(name)] != ' ') continue;
         const char *end = strchr(line, '\n');
         if (!end) end = line + strlen(line);
-        while (end > line && end[-1] == ' ') end--;
+        while (end > line && end[-1] == ' ')
+            end--;
         const char *start = end;
-        while (start > line && start[-1] != ' ') start--;
+        while (start > line && start[-1] != ' ')
+            start--;
         snprintf(out, size, "%.*s", (int)(end - start), start);
         return;
     }
@@ -166,7 +170,8 @@ static void test_op_info_joins_the_op_range(void)
     snprintf(path, sizeof path, "%s/trace.json", dir);
     CHECK_OK(sp_result_export(r, path, SP_FORMAT_JSON));
     char *json = slurp(path);
-    CHECK(json && strstr(json, "\"Input Dims\":[[8,16],[16,32]],\"Input type\":[\"float32\",\"float32\"]"));
+    CHECK(json &&
+          strstr(json, "\"Input Dims\":[[8,16],[16,32]],\"Input type\":[\"float32\",\"float32\"]"));
     CHECK(json && strstr(json, "\"Call stack\":\"train.py(3);model.py(7)\""));
     free(json);
     unlink(path);
@@ -202,10 +207,14 @@ done:
 static void test_op_info_same_key_inputs_are_one_list(void)
 {
     static const int64_t d[] = {4, 2};
-    sp_op_input in[] = {{"X", 1, d, 2, "float32", 7}, {"X", 1, d, 1, "float16", 7},
+    sp_op_input in[] = {{"X", 1, d, 2, "float32", 7},
+                        {"X", 1, d, 1, "float16", 7},
                         {"axis", 4, NULL, 0, "int64", 5}};
-    sp_op_info op = {.tid = (uint64_t)gettid(), .op_type = "concat", .op_type_len = 6,
-                     .inputs = in, .input_count = 3};
+    sp_op_info op = {.tid = (uint64_t)gettid(),
+                     .op_type = "concat",
+                     .op_type_len = 6,
+                     .inputs = in,
+                     .input_count = 3};
     sp_profiler *p = span_with(&op, 1, NULL);
     const sp_result *r = sp_profiler_result(p);
     const sp__thread *t = r ? thread_of(r, (uint64_t)gettid()) : NULL;
@@ -259,10 +268,11 @@ static void test_op_info_bad_arguments_add_nothing(void)
     bad.callstack = NULL;
     CHECK_EQ(SP_EINVAL, sp_profiler_add_op_info(p, &bad, 1));
     int64_t full[SP_OP_RANK_MAX];
-    for (size_t i = 0; i < SP_OP_RANK_MAX; i++) full[i] = -1; /* unknown dims are kept */
+    for (size_t i = 0; i < SP_OP_RANK_MAX; i++)
+        full[i] = -1; /* unknown dims are kept */
     sp_op_input max_rank = {"X", 1, full, SP_OP_RANK_MAX, "", 0};
-    sp_op_info edge = {.tid = (uint64_t)gettid(), .time_ns = realtime_ns(), .inputs = &max_rank,
-                       .input_count = 1};
+    sp_op_info edge = {
+        .tid = (uint64_t)gettid(), .time_ns = realtime_ns(), .inputs = &max_rank, .input_count = 1};
     CHECK_OK(sp_profiler_add_op_info(p, &edge, 1));
     CHECK_OK(sp_profiler_stop(p));
     const sp_result *r = sp_profiler_result(p);
@@ -288,7 +298,8 @@ static void test_op_info_odd_names_and_times_are_counted(void)
     static const int64_t d[] = {3};
     sp_op_input in[] = {{"\xff\xfeX", 3, d, 1, "flo\0at", 6}};
     sp_op_info ops[4];
-    for (size_t i = 0; i < 4; i++) ops[i] = matmul();
+    for (size_t i = 0; i < 4; i++)
+        ops[i] = matmul();
     ops[0].op_type = long_name;
     ops[0].op_type_len = sizeof long_name;
     ops[1].inputs = in;
@@ -301,13 +312,14 @@ static void test_op_info_odd_names_and_times_are_counted(void)
     CHECK(r != NULL);
     if (!r) return;
     CHECK_U64_EQ(2, sp_result_counter(r, SP_COUNTER_OUT_OF_WINDOW));
-    CHECK(sp_result_counter(r, SP_COUNTER_NAMES_CUT) >= 2);   /* the long name, the NUL */
+    CHECK(sp_result_counter(r, SP_COUNTER_NAMES_CUT) >= 2);    /* the long name, the NUL */
     CHECK(sp_result_counter(r, SP_COUNTER_INVALID_UTF8) >= 1); /* the key */
     const sp__thread *t = thread_of(r, (uint64_t)gettid());
     CHECK(t && t->op_count == 2);
     if (t && t->op_count == 2) {
         CHECK_U64_EQ(4096, strlen(sp__result_name(r, t->ops[0].op_type)));
-        CHECK_STR_EQ("\xef\xbf\xbd\xef\xbf\xbdX", sp__result_name(r, (uint32_t)t->op_words[t->ops[1].words + 1]));
+        CHECK_STR_EQ("\xef\xbf\xbd\xef\xbf\xbdX",
+                     sp__result_name(r, (uint32_t)t->op_words[t->ops[1].words + 1]));
         char *text = operator_summary(r), cell[64];
         flops_cell(text, "matmul dygraph", cell, sizeof cell);
         CHECK_STR_EQ("16384", cell); /* both ops in the window are in the one range */
