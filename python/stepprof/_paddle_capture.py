@@ -16,6 +16,14 @@ profile_memory, paddle's memory recorder runs with the tracer, as under
 paddle.profiler, and the allocations and frees hanging on the tree's nodes go
 to the span through Profiler._add_memory_events the same way.
 
+With record_shapes or with_flops the span also runs paddle's op info
+recorder (paddle.base.core.enable_op_info_recorder, as paddle.profiler's
+start does), and each Operator node's input shapes, dtypes and call stack go
+to the span through Profiler._add_op_info, with the FLOPs that paddle's
+public paddle.utils.flops.flops gives for them: the numbers paddle.profiler
+prints. paddle 3.3.1's dygraph and PIR executors record no op info, so there
+every Operator has empty shapes and 0 FLOPs, in paddle.profiler as here.
+
 paddle's tracer serves one profiler at a time (a second _Profiler.create
 returns None), so the tracer is created at each span's start and released at
 its end: between spans paddle.profiler can run. While paddle.profiler holds
@@ -145,9 +153,68 @@ def memory_tuples(tid, node, mem_types):
     return out
 
 
-def _batches(result, types, batch, memory=None):
+def _opname(name):
+    """The op type FLOPs are computed for, from an Operator node's name, as
+    paddle's statistic reads it ("matmul dygraph" -> "matmul")."""
+    for suffix in (" compute", " dygraph", " pybind_imperative_func"):
+        name = name.replace(suffix, "")
+    return name
+
+
+def op_info_of(result, types, flops=None):
+    """The op info of a paddle _ProfilerResult's Operator nodes, as
+    (tid, time_ns, op_type, [(key, dims, dtype), ...], callstack, flops)
+    tuples for Profiler._add_op_info: only nodes that carry some (shapes or
+    a call stack). The capture gets the same from the one walk that hands
+    over the events (_batches' ops, then op_info_from). types: _type_map's."""
+    ops = []
+    for _ in _batches(result, types, BATCH, ops=ops):
+        pass
+    return op_info_from(ops, flops)
+
+
+def op_info_from(ops, flops=None):
+    """op_info_of's tuples for the (tid, node, name, start_ns) of Operator
+    nodes. time_ns is the node's start, which the C core places where it
+    places the node's. flops is paddle.utils.flops.flops or None (then 0);
+    it is called, as paddle's statistic calls it, with the op type (the name
+    without " dygraph", ...), the shapes and the attributes, but only for a
+    node with shapes: each of paddle's counters needs them and answers 0
+    without (paddle 3.3.1's 20 counters all do), and reading a node's
+    attributes and calling the counter cost more than the rest. A node
+    without op info costs two pybind11 reads (input_shapes, callstack)."""
+    out = []
+    for tid, node, name, start_ns in ops:
+        shapes = node.input_shapes
+        callstack = node.callstack
+        if not shapes and not callstack:
+            continue
+        if not isinstance(callstack, str):
+            callstack = ";".join(callstack)
+        op_type = _opname(name)
+        n = 0
+        inputs = []
+        if shapes:
+            if flops is not None:
+                n = flops(op_type, shapes, node.attributes)
+            dtypes = node.dtypes or {}
+            for key, dims_list in shapes.items():
+                types_of = dtypes.get(key) or []
+                for i, dims in enumerate(dims_list):
+                    if len(dims) <= 64:  # SP_OP_RANK_MAX
+                        inputs.append((str(key), dims,  # ints: the C side reads any sequence
+                                       str(types_of[i]) if i < len(types_of) else ""))
+        out.append((tid, start_ns, op_type, inputs, callstack, max(0, int(n or 0))))
+    return out
+
+
+def _batches(result, types, batch, memory=None, ops=None):
+    """events_of's batches; memory as events_of's; with a list as ops,
+    (tid, node, name, start_ns) of each Operator node is appended to it."""
     step = int(TracerEventType.ProfileStep)
     other = int(TracerEventType.UserDefined)
+    operator = int(TracerEventType.Operator)
+    keep = ops.append if ops is not None else None
     get = types.get
     mem_types, add_memory = memory if memory else (None, None)
     mems = []
@@ -165,7 +232,10 @@ def _batches(result, types, batch, memory=None):
                 continue
             t = get(node.type.value, other)
             if t != step:
-                out.append((tid, t, node.name, node.start_ns, node.end_ns))
+                name, start = node.name, node.start_ns
+                out.append((tid, t, name, start, node.end_ns))
+                if keep is not None and t == operator:
+                    keep((tid, node, name, start))
                 if len(out) >= batch:
                     yield out
                     out = []
@@ -181,6 +251,15 @@ def _batches(result, types, batch, memory=None):
         add_memory(mems)
     if out:
         yield out
+
+
+def _flops_function():
+    """paddle's public FLOPs counter (paddle.utils.flops.flops), or None."""
+    try:
+        from paddle.utils.flops import flops
+    except Exception:
+        return None
+    return flops
 
 
 # The process whose stepprof span holds paddle's tracer, or None. A process
@@ -221,7 +300,9 @@ class PaddleCapture:
     memory recorder runs while the tracer does, and is put back as it was
     at end()."""
 
-    def __init__(self, memory=False):
+    def __init__(self, memory=False, op_info=False):
+        self._op_info = bool(op_info)  # record_shapes or with_flops
+        self._recorder_on = False
         self._tracer = None
         self._busy_warned = False
         self._types = None
@@ -257,9 +338,13 @@ class PaddleCapture:
         try:
             if self._memory:
                 self._memory_start(core)
+            if self._op_info and hasattr(core, "enable_op_info_recorder"):
+                core.enable_op_info_recorder()
+                self._recorder_on = True
             tracer.prepare()
             tracer.start()
         except BaseException:
+            self._recorder_off()
             # end() will not run for a tracer that never started: put paddle's
             # flag back, or its DataLoader and optimizer would record events
             # for the rest of the process; the memory recorder likewise.
@@ -294,10 +379,17 @@ class PaddleCapture:
             if not self._memory_before:
                 core.disable_memory_recorder()
 
-    def end(self, add, add_memory=None):
+    def _recorder_off(self):
+        if self._recorder_on:
+            self._recorder_on = False
+            from paddle.base import core
+            core.disable_op_info_recorder()
+
+    def end(self, add, add_memory=None, add_ops=None):
         """Stops paddle's tracer; add(events) receives its events, unless add
-        is None (the span is discarded), and add_memory(memory events) the
-        memory recorder's, when it ran and add_memory is given."""
+        is None (the span is discarded), add_memory(memory events) the
+        memory recorder's, when it ran and add_memory is given, and
+        add_ops(ops) its op info when op info is recorded."""
         tracer, self._tracer = self._tracer, None
         if tracer is None:
             return
@@ -307,6 +399,7 @@ class PaddleCapture:
         try:
             result = tracer.stop()
         finally:
+            self._recorder_off()
             from paddle.base import core
             from paddle.profiler import utils
             _paddle_flag.release(utils)
@@ -314,5 +407,10 @@ class PaddleCapture:
             del tracer  # frees paddle's single tracer for the next span or paddle.profiler
         if add is not None and result is not None:
             mem = (self._mem_types, add_memory) if memory and add_memory is not None else None
-            for part in events_of(result, self._types, BATCH, mem):
+            nodes = [] if self._op_info and add_ops is not None else None
+            for part in _batches(result, self._types, BATCH, mem, nodes):
                 add(part)
+            if nodes:
+                ops = op_info_from(nodes, _flops_function())
+                if ops:
+                    add_ops(ops)

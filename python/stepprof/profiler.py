@@ -220,7 +220,7 @@ class Profiler(_PaddleAttributes, _core.Profiler):
         self._paddle = None if self._timer_only or (
             targets and ProfilerTarget.CPU not in {_coerce(t, ProfilerTarget, "targets")
                                                    for t in targets}) \
-            else _PaddleCapture(memory=profile_memory)
+            else _PaddleCapture(memory=profile_memory, op_info=bool(record_shapes or with_flops))
         self._set_paddle_attributes(
             targets, _scheduler_value(scheduler) if isinstance(scheduler, (tuple, list))
             else scheduler, on_trace_ready, lambda: export_chrome_tracing("./profiler_log/"),
@@ -259,7 +259,8 @@ class Profiler(_PaddleAttributes, _core.Profiler):
             if event == 0:
                 cap.begin()
             else:
-                cap.end(self._add_events if event == 1 else None, self._add_memory_events)
+                cap.end(self._add_events if event == 1 else None, self._add_memory_events,
+                        self._add_op_info if event == 1 else None)
         except Exception as e:  # paddle's tracer failed: say so once, go on
             self._paddle = None
             _warn(f"capturing paddle's events failed ({type(e).__name__}: {e}); this profiler "

@@ -15,6 +15,7 @@ void sp__external_init(sp__external *x)
     memset(x, 0, sizeof *x);
     sp__buf_init(&x->names);
     sp__ext_mems_init(&x->mems);
+    sp__ext_ops_init(&x->ops);
 }
 
 void sp__external_fini(sp__external *x)
@@ -22,6 +23,7 @@ void sp__external_fini(sp__external *x)
     sp__free(x->events);
     sp__buf_fini(&x->names);
     sp__ext_mems_fini(&x->mems);
+    sp__ext_ops_fini(&x->ops);
     memset(x, 0, sizeof *x);
 }
 
@@ -31,6 +33,7 @@ void sp__external_clear(sp__external *x)
     x->names.len = 0;
     x->names.failed = 0;
     sp__ext_mems_clear(&x->mems);
+    sp__ext_ops_clear(&x->ops);
 }
 
 /* How much of an event's name is kept: all of it, or SP__EXT_NAME_MAX
