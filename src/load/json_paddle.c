@@ -34,23 +34,39 @@ void sp__paddle_args_reset(sp__paddle_args *a)
     a->device = a->context = a->stream = -1;
 }
 
-void sp__paddle_args_fini(sp__paddle_args *a) { sp__buf_fini(&a->place); }
+void sp__paddle_args_fini(sp__paddle_args *a)
+{
+    sp__buf_fini(&a->place);
+}
 
 void sp__paddle_arg_number(sp__paddle_args *a, const char *key, int64_t v)
 {
-    if (strcmp(key, "correlation id") == 0) a->correlation = v;
-    else if (strcmp(key, "device") == 0) a->device = v, a->has_device = 1;
-    else if (strcmp(key, "context") == 0) a->context = v;
-    else if (strcmp(key, "stream") == 0) a->stream = v;
-    else if (strcmp(key, "bytes") == 0) a->bytes = v;
-    else if (strcmp(key, "registers per thread") == 0) a->registers = v;
-    else if (strcmp(key, "shared memory") == 0) a->shared = v;
-    else if (strcmp(key, "increase_bytes") == 0) a->increase_bytes = v;
-    else if (strcmp(key, "current_allocated") == 0) a->current_allocated = v;
-    else if (strcmp(key, "current_reserved") == 0) a->current_reserved = v;
-    else if (strcmp(key, "peak_allocated") == 0) a->peak_allocated = v;
-    else if (strcmp(key, "peak_reserved") == 0) a->peak_reserved = v;
-    else if (strcmp(key, "addr") == 0) a->addr = v;
+    if (strcmp(key, "correlation id") == 0)
+        a->correlation = v;
+    else if (strcmp(key, "device") == 0)
+        a->device = v, a->has_device = 1;
+    else if (strcmp(key, "context") == 0)
+        a->context = v;
+    else if (strcmp(key, "stream") == 0)
+        a->stream = v;
+    else if (strcmp(key, "bytes") == 0)
+        a->bytes = v;
+    else if (strcmp(key, "registers per thread") == 0)
+        a->registers = v;
+    else if (strcmp(key, "shared memory") == 0)
+        a->shared = v;
+    else if (strcmp(key, "increase_bytes") == 0)
+        a->increase_bytes = v;
+    else if (strcmp(key, "current_allocated") == 0)
+        a->current_allocated = v;
+    else if (strcmp(key, "current_reserved") == 0)
+        a->current_reserved = v;
+    else if (strcmp(key, "peak_allocated") == 0)
+        a->peak_allocated = v;
+    else if (strcmp(key, "peak_reserved") == 0)
+        a->peak_reserved = v;
+    else if (strcmp(key, "addr") == 0)
+        a->addr = v;
 }
 
 /* "<digits>[.<digits>] us" to ns, exact to the third decimal; 0 when it is
@@ -62,11 +78,13 @@ static int us_text_ns(const char *v, int64_t *out)
     size_t digits = strspn(v, "0123456789");
     if (digits == 0 || digits > 15) return 0;
     int64_t us = 0, frac = 0;
-    for (size_t i = 0; i < digits; i++) us = us * 10 + (v[i] - '0');
+    for (size_t i = 0; i < digits; i++)
+        us = us * 10 + (v[i] - '0');
     v += digits;
     if (*v == '.') {
         v++;
-        for (int i = 0; i < 3; i++) frac = frac * 10 + (*v >= '0' && *v <= '9' ? *v++ - '0' : 0);
+        for (int i = 0; i < 3; i++)
+            frac = frac * 10 + (*v >= '0' && *v <= '9' ? *v++ - '0' : 0);
         v += strspn(v, "0123456789");
     }
     if (strcmp(v, " us") != 0) return 0;
@@ -98,8 +116,8 @@ static int64_t sat_add(int64_t a, int64_t b)
     return sum;
 }
 
-void sp__paddle_times(sp__paddle_clock *c, const sp__paddle_args *a, int64_t ts_ns, int64_t dur_ns, int64_t *start,
-                      int64_t *end)
+void sp__paddle_times(sp__paddle_clock *c, const sp__paddle_args *a, int64_t ts_ns, int64_t dur_ns,
+                      int64_t *start, int64_t *end)
 {
     *start = ts_ns;
     *end = sat_add(ts_ns, dur_ns > 0 ? dur_ns : 0);
@@ -111,7 +129,8 @@ void sp__paddle_times(sp__paddle_clock *c, const sp__paddle_args *a, int64_t ts_
         c->have_base = 1;
     }
     int64_t s = sat_add(c->base_ns, a->start_ns), diff;
-    if (__builtin_sub_overflow(s, ts_ns, &diff) || diff > TS_SLACK_NS || diff < -TS_SLACK_NS) return;
+    if (__builtin_sub_overflow(s, ts_ns, &diff) || diff > TS_SLACK_NS || diff < -TS_SLACK_NS)
+        return;
     if (base > c->latest_ns && base - c->base_ns < 1000) c->latest_ns = base;
     *start = s;
     *end = sat_add(c->base_ns, a->end_ns);
@@ -123,6 +142,42 @@ void sp__paddle_host_seen(sp__paddle_clock *c, uint64_t tid, int64_t start, int6
     c->last_tid = tid;
     c->last_start = start;
     c->last_end = end;
+}
+
+sp_event_type sp__paddle_type(const char *cat)
+{
+    for (int t = 0; t < SP_EVENT_TYPE_COUNT; t++)
+        if (strcmp(cat, sp_event_type_name((sp_event_type)t)) == 0) return (sp_event_type)t;
+    return SP_EVENT_TYPE_COUNT;
+}
+
+static int is_gpu(sp_event_type t)
+{
+    return t == SP_EVENT_CUDA_RUNTIME || t == SP_EVENT_KERNEL || t == SP_EVENT_MEMCPY ||
+           t == SP_EVENT_MEMSET;
+}
+
+int sp__paddle_kind(int in_paddle_file, const char *ph, const char *cat, const char *name)
+{
+    if (strcmp(ph, "X") == 0) {
+        sp_event_type t = sp__paddle_type(cat);
+        if (t != SP_EVENT_TYPE_COUNT) return is_gpu(t) ? SP__PADDLE_GPU : SP__PADDLE_RANGE;
+        /* stepprof's own cats (cpu_op, kernel...) are not paddle's */
+        return in_paddle_file ? SP__PADDLE_UNKNOWN : SP__PADDLE_NONE;
+    }
+    if (strcmp(ph, "i") == 0 && strcmp(name, "[memory]") == 0 &&
+        strcmp(cat, "cpu_instant_event") != 0)
+        return sp__paddle_mem_type(cat) >= 0 ? SP__PADDLE_MEMORY : SP__PADDLE_UNKNOWN;
+    return SP__PADDLE_NONE;
+}
+
+size_t sp__paddle_name_len(const char *name)
+{
+    size_t len = strlen(name);
+    const char *open = strrchr(name, '[');
+    if (!open || len < 4 || name[len - 1] != ']' || name[len - 2] != 's') return len;
+    if (open[1] < '0' || open[1] > '9') return len;
+    return (size_t)(open - name);
 }
 
 int sp__paddle_mem_type(const char *cat)
@@ -140,8 +195,8 @@ struct sp__paddle_mem_fix {
     int64_t start, end;
 };
 
-int sp__paddle_add_mem(sp__builder *b, sp__paddle_clock *c, const sp__paddle_args *a, uint64_t tid, int64_t ts_ns,
-                       int type)
+int sp__paddle_add_mem(sp__builder *b, sp__paddle_clock *c, const sp__paddle_args *a, uint64_t tid,
+                       int64_t ts_ns, int type)
 {
     sp__thread *t = sp__builder_thread(b, tid);
     sp__mem_event *m = t ? sp__builder_mem(b, t) : NULL;
@@ -154,7 +209,8 @@ int sp__paddle_add_mem(sp__builder *b, sp__paddle_clock *c, const sp__paddle_arg
             c->fixes = grown;
             c->fix_cap = cap;
         }
-        c->fixes[c->fix_count++] = (sp__paddle_mem_fix){tid, t->mem_count - 1, c->last_start, c->last_end};
+        c->fixes[c->fix_count++] =
+            (sp__paddle_mem_fix){tid, t->mem_count - 1, c->last_start, c->last_end};
     }
     const char *place = a->place.len ? a->place.data : "Place(cpu)";
     m->ts_ns = ts_ns;
@@ -169,8 +225,8 @@ int sp__paddle_add_mem(sp__builder *b, sp__paddle_clock *c, const sp__paddle_arg
     return 0;
 }
 
-int sp__paddle_add_runtime(sp__builder *b, const sp__paddle_args *a, uint64_t tid, uint32_t name, int64_t start,
-                           int64_t end)
+int sp__paddle_add_runtime(sp__builder *b, const sp__paddle_args *a, uint64_t tid, uint32_t name,
+                           int64_t start, int64_t end)
 {
     sp__thread *t = sp__builder_thread(b, tid);
     sp__runtime *rt = t ? sp__builder_runtime(b, t) : NULL;
@@ -182,8 +238,8 @@ int sp__paddle_add_runtime(sp__builder *b, const sp__paddle_args *a, uint64_t ti
     return 0;
 }
 
-int sp__paddle_add_device(sp__builder *b, const sp__paddle_args *a, sp_event_type type, int64_t pid, int64_t tid,
-                          uint32_t name, int64_t start, int64_t end)
+int sp__paddle_add_device(sp__builder *b, const sp__paddle_args *a, sp_event_type type, int64_t pid,
+                          int64_t tid, uint32_t name, int64_t start, int64_t end)
 {
     sp__device_rec *d = sp__builder_device(b, UINT64_MAX);
     if (!d) return -1;
@@ -219,7 +275,9 @@ static int32_t innermost_at(const sp__thread *t, int64_t ts)
             hi = mid;
     }
     for (int32_t i = (int32_t)lo - 1; i >= 0; i = t->events[i].parent)
-        if (!sp__event_is_mark(&t->events[i]) && t->events[i].start_ns <= ts && ts <= t->events[i].end_ns) return i;
+        if (!sp__event_is_mark(&t->events[i]) && t->events[i].start_ns <= ts &&
+            ts <= t->events[i].end_ns)
+            return i;
     return -1;
 }
 
@@ -251,8 +309,9 @@ static void place_mem(const sp__thread *t, sp__mem_event *m, int64_t start, int6
             m->ts_ns = p;
             return;
         }
-        while (i >= 0 && t->events[i].parent != parent) i = t->events[i].parent;
-        if (i < 0) return; /* not inside the range after all */
+        while (i >= 0 && t->events[i].parent != parent)
+            i = t->events[i].parent;
+        if (i < 0) return;                   /* not inside the range after all */
         p = sat_add(t->events[i].end_ns, 1); /* past that child */
     }
 }
@@ -283,7 +342,8 @@ void sp__paddle_finish(sp__builder *b, sp__paddle_clock *c)
     for (size_t i = 0; i < c->fix_count; i++) {
         const sp__paddle_mem_fix *f = &c->fixes[i];
         sp__thread *t = sp__builder_thread(b, f->tid);
-        if (t && f->index < t->mem_count) place_mem(t, &t->mems[f->index], sat_add(f->start, delta), sat_add(f->end, delta));
+        if (t && f->index < t->mem_count)
+            place_mem(t, &t->mems[f->index], sat_add(f->start, delta), sat_add(f->end, delta));
     }
 }
 

@@ -138,7 +138,8 @@ static int64_t int_of_number(const char *t)
         return d >= 9.2e18 ? INT64_MAX : d <= -9.2e18 ? INT64_MIN : (int64_t)llround(d);
     }
     long long v = strtoll(t, NULL, 10);
-    if (v == LLONG_MAX && strcmp(t, "9223372036854775807") != 0) v = (long long)strtoull(t, NULL, 10);
+    if (v == LLONG_MAX && strcmp(t, "9223372036854775807") != 0)
+        v = (long long)strtoull(t, NULL, 10);
     return v;
 }
 
@@ -209,7 +210,8 @@ static int read_tid(jloader *l)
     }
     e->tid = (int64_t)strtoull(t, NULL, 10);
     e->has_tid = 1;
-    e->paddle_tid = t[digits] == '(' && (strcmp(t + digits, "(Python)") == 0 || strcmp(t + digits, "(C++)") == 0);
+    e->paddle_tid = t[digits] == '(' &&
+                    (strcmp(t + digits, "(Python)") == 0 || strcmp(t + digits, "(C++)") == 0);
     if (e->paddle_tid) l->paddle = 1;
     return 0;
 }
@@ -236,7 +238,8 @@ static int read_args(jloader *l)
             if (read_string_into(l, &e->arg_name) != 0) return -1;
         } else if (c == '"') {
             if (sp__jlex_string(lx) != 0) return -1;
-            if (sp__paddle_arg_string(&e->pa, l->key, lx->tok.data ? lx->tok.data : "", lx->tok.len) != 0)
+            if (sp__paddle_arg_string(&e->pa, l->key, lx->tok.data ? lx->tok.data : "",
+                                      lx->tok.len) != 0)
                 return nomem(l);
         } else if (first && (c == '-' || (c >= '0' && c <= '9'))) {
             if (sp__jlex_number(lx) != 0) return -1;
@@ -303,13 +306,6 @@ static int read_event(jloader *l)
     return more < 0 ? -1 : 0;
 }
 
-static sp_event_type type_by_name(const char *name, sp_event_type fallback)
-{
-    for (int t = 0; t < SP_EVENT_TYPE_COUNT; t++)
-        if (strcmp(name, sp_event_type_name((sp_event_type)t)) == 0) return (sp_event_type)t;
-    return fallback;
-}
-
 static int starts_with(const char *s, const char *prefix)
 {
     size_t n = strlen(prefix);
@@ -338,16 +334,6 @@ static uint32_t recorded_name(jloader *l, sp_event_type type, const char *name)
     return sp__names_from_bytes(names, name, len);
 }
 
-/* Paddle's names end in "[<dur> <unit>]": the name without it. */
-static size_t paddle_name_len(const char *name)
-{
-    size_t len = strlen(name);
-    const char *open = strrchr(name, '[');
-    if (!open || len < 4 || name[len - 1] != ']' || name[len - 2] != 's') return len;
-    if (open[1] < '0' || open[1] > '9') return len;
-    return (size_t)(open - name);
-}
-
 /* type: the event's type (from args "Event Type" or cat), or -1 to take
  * it from them as stepprof writes them. */
 static int add_range(jloader *l, int instant, int type_from_cat)
@@ -355,11 +341,12 @@ static int add_range(jloader *l, int instant, int type_from_cat)
     event *e = &l->ev;
     const char *cat = str(&e->cat);
     sp_event_type fallback = strcmp(cat, "cpu_op") == 0 ? SP_EVENT_OPERATOR : SP_EVENT_USER_DEFINED;
-    sp_event_type type = type_by_name(str(&e->event_type), fallback);
+    sp_event_type type = sp__paddle_type(str(&e->event_type)); /* paddle's names */
+    if (type == SP_EVENT_TYPE_COUNT) type = fallback;
     int64_t start = e->ts, end = instant ? e->ts : sat_add(e->ts, e->dur > 0 ? e->dur : 0);
     if (type_from_cat >= 0) {
         type = (sp_event_type)type_from_cat;
-        e->name.len = paddle_name_len(str(&e->name));
+        e->name.len = sp__paddle_name_len(str(&e->name));
         sp__buf_cstr(&e->name);
         sp__paddle_times(&l->pclock, &e->pa, e->ts, e->dur, &start, &end);
         sp__paddle_host_seen(&l->pclock, (uint64_t)e->tid, start, end);
@@ -375,18 +362,34 @@ static int add_range(jloader *l, int instant, int type_from_cat)
     return 0;
 }
 
-/* A paddle CudaRuntime call, or a Kernel, Memcpy or Memset record. */
-static int add_paddle_gpu(jloader *l, sp_event_type type)
+/* An event of paddle's dialect (sp__paddle_kind): a host range, a
+ * CudaRuntime call, a Kernel, Memcpy or Memset record, a memory event. */
+static int add_paddle(jloader *l, const char *ph, const char *cat, const char *name)
 {
     event *e = &l->ev;
-    size_t len = paddle_name_len(str(&e->name));
-    uint32_t name = sp__names_from_bytes(&l->b.r->names, str(&e->name), len);
+    sp_event_type type = sp__paddle_type(cat);
     int64_t start, end;
-    sp__paddle_times(&l->pclock, &e->pa, e->ts, e->dur, &start, &end);
-    int rc = type == SP_EVENT_CUDA_RUNTIME
-                 ? sp__paddle_add_runtime(&l->b, &e->pa, (uint64_t)e->tid, name, start, end)
-                 : sp__paddle_add_device(&l->b, &e->pa, type, e->pid, e->tid, name, start, end);
-    return rc != 0 ? nomem(l) : 0;
+    switch (sp__paddle_kind(l->paddle, ph, cat, name)) {
+    case SP__PADDLE_RANGE:
+        return add_range(l, 0, (int)type);
+    case SP__PADDLE_GPU: {
+        uint32_t id =
+            sp__names_from_bytes(&l->b.r->names, str(&e->name), sp__paddle_name_len(str(&e->name)));
+        sp__paddle_times(&l->pclock, &e->pa, e->ts, e->dur, &start, &end);
+        int rc = type == SP_EVENT_CUDA_RUNTIME
+                     ? sp__paddle_add_runtime(&l->b, &e->pa, (uint64_t)e->tid, id, start, end)
+                     : sp__paddle_add_device(&l->b, &e->pa, type, e->pid, e->tid, id, start, end);
+        return rc != 0 ? nomem(l) : 0;
+    }
+    case SP__PADDLE_MEMORY:
+        if (sp__paddle_add_mem(&l->b, &l->pclock, &e->pa, (uint64_t)e->tid, e->ts,
+                               sp__paddle_mem_type(cat)) != 0)
+            return nomem(l);
+        return 0;
+    default:
+        l->skipped++; /* a type or memory event type this reader does not know */
+        return 0;
+    }
 }
 
 static int add_counter(jloader *l)
@@ -459,39 +462,8 @@ static int add_thread_label(jloader *l)
     return 0;
 }
 
-/* Paddle's cat for a host range: its TracerEventType's name; the type, or
- * -1 for any other cat (GPU and runtime records included). */
-static int paddle_host_type(const char *cat)
-{
-    sp_event_type t = type_by_name(cat, SP_EVENT_TYPE_COUNT);
-    if (t == SP_EVENT_TYPE_COUNT || t == SP_EVENT_CUDA_RUNTIME || t == SP_EVENT_KERNEL || t == SP_EVENT_MEMCPY ||
-        t == SP_EVENT_MEMSET)
-        return -1;
-    return (int)t;
-}
-
 /* What take_event does with an event. */
-enum {
-    SKIP, META_PROCESS, META_THREAD, RANGE, PADDLE_RANGE, PADDLE_GPU, PADDLE_MEMORY, PADDLE_UNKNOWN, INSTANT, MEMORY,
-    RESERVED, COUNTER
-};
-
-/* Paddle's kinds, by cat (its TracerEventType or TracerMemEventType name). */
-static int paddle_kind(jloader *l, const char *ph, const char *cat, const char *name)
-{
-    if (strcmp(ph, "X") == 0) {
-        if (paddle_host_type(cat) >= 0) return PADDLE_RANGE;
-        sp_event_type t = type_by_name(cat, SP_EVENT_TYPE_COUNT);
-        if (t == SP_EVENT_CUDA_RUNTIME || t == SP_EVENT_KERNEL || t == SP_EVENT_MEMCPY || t == SP_EVENT_MEMSET)
-            return PADDLE_GPU;
-        /* Stepprof's own cats are not paddle's; another in a paddle file
-         * is a type this reader does not know. */
-        return l->paddle ? PADDLE_UNKNOWN : SKIP;
-    }
-    if (strcmp(ph, "i") == 0 && strcmp(name, "[memory]") == 0 && strcmp(cat, "cpu_instant_event") != 0)
-        return sp__paddle_mem_type(cat) >= 0 ? PADDLE_MEMORY : PADDLE_UNKNOWN;
-    return SKIP;
-}
+enum { SKIP, META_PROCESS, META_THREAD, RANGE, PADDLE, INSTANT, MEMORY, RESERVED, COUNTER };
 
 static int event_kind(jloader *l, const char *ph, const char *cat, const char *name)
 {
@@ -500,8 +472,7 @@ static int event_kind(jloader *l, const char *ph, const char *cat, const char *n
         return strcmp(name, "thread_name") == 0 ? META_THREAD : SKIP;
     }
     if (strcmp(ph, "X") == 0 && (strcmp(cat, "cpu_op") == 0 || strcmp(cat, "user_annotation") == 0)) return RANGE;
-    int paddle = paddle_kind(l, ph, cat, name);
-    if (paddle != SKIP) return paddle;
+    if (sp__paddle_kind(l->paddle, ph, cat, name) != SP__PADDLE_NONE) return PADDLE;
     if (strcmp(ph, "i") == 0 && strcmp(cat, "cpu_instant_event") == 0) {
         if (strcmp(name, "[memory]") == 0) return MEMORY;
         return strcmp(name, "[reserved memory]") == 0 ? RESERVED : SKIP;
@@ -528,10 +499,6 @@ static int take_event(jloader *l)
     }
     int kind = event_kind(l, ph, cat, name);
     if (kind == SKIP) return 0;
-    if (kind == PADDLE_UNKNOWN) {
-        l->skipped++; /* a type or memory event type this reader does not know */
-        return 0;
-    }
     /* An event of a kind that is restored, but without a usable pid, tid or
      * ts (missing, or of the wrong type; or a dur of the wrong type). */
     int meta = kind == META_PROCESS || kind == META_THREAD;
@@ -551,14 +518,8 @@ static int take_event(jloader *l)
         return l->have_pid && e->pid == l->b.r->meta.pid ? add_thread_label(l) : 0;
     case RANGE:
         return add_range(l, 0, -1);
-    case PADDLE_RANGE:
-        return add_range(l, 0, paddle_host_type(cat));
-    case PADDLE_GPU:
-        return add_paddle_gpu(l, type_by_name(cat, SP_EVENT_KERNEL));
-    case PADDLE_MEMORY:
-        if (sp__paddle_add_mem(&l->b, &l->pclock, &e->pa, (uint64_t)e->tid, e->ts, sp__paddle_mem_type(cat)) != 0)
-            return nomem(l);
-        return 0;
+    case PADDLE:
+        return add_paddle(l, ph, cat, name);
     case INSTANT:
         return add_range(l, 1, -1);
     case MEMORY:

@@ -62,11 +62,15 @@ static size_t count_type(const sp_result *r, sp_event_type type)
 {
     size_t n = 0;
     for (size_t t = 0; t < r->thread_count; t++)
-        for (size_t i = 0; i < r->threads[t].count; i++) n += r->threads[t].events[i].type == type;
+        for (size_t i = 0; i < r->threads[t].count; i++)
+            n += r->threads[t].events[i].type == type;
     return n;
 }
 
-static const char *name_of(const sp_result *r, const sp__event *e) { return sp__names_get(&r->names, e->name); }
+static const char *name_of(const sp_result *r, const sp__event *e)
+{
+    return sp__names_get(&r->names, e->name);
+}
 
 static void test_paddle_json_threads_and_types(void)
 {
@@ -84,12 +88,19 @@ static void test_paddle_json_threads_and_types(void)
         sp_event_type type;
         size_t count;
     } want[] = {
-        {SP_EVENT_PROFILE_STEP, 2},    {SP_EVENT_DATALOADER, 2},     {SP_EVENT_FORWARD, 8},
-        {SP_EVENT_BACKWARD, 2},        {SP_EVENT_OPTIMIZATION, 2},   {SP_EVENT_PYTHON_USER_DEFINED, 2},
-        {SP_EVENT_OPERATOR, 50},       {SP_EVENT_OPERATOR_INNER, 76}, {SP_EVENT_DYGRAPH_KERNEL_LAUNCH, 44},
+        {SP_EVENT_PROFILE_STEP, 2},
+        {SP_EVENT_DATALOADER, 2},
+        {SP_EVENT_FORWARD, 8},
+        {SP_EVENT_BACKWARD, 2},
+        {SP_EVENT_OPTIMIZATION, 2},
+        {SP_EVENT_PYTHON_USER_DEFINED, 2},
+        {SP_EVENT_OPERATOR, 50},
+        {SP_EVENT_OPERATOR_INNER, 76},
+        {SP_EVENT_DYGRAPH_KERNEL_LAUNCH, 44},
         {SP_EVENT_USER_DEFINED, 20},
     };
-    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) CHECK_EQ(want[i].count, count_type(r, want[i].type));
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        CHECK_EQ(want[i].count, count_type(r, want[i].type));
     /* 32 Allocate and 36 Free events, with their args. */
     const sp__thread *t = &r->threads[0];
     CHECK_EQ((size_t)68, t->mem_count);
@@ -131,7 +142,8 @@ static void test_paddle_json_nesting(void)
         }
         if (e->type == SP_EVENT_OPERATOR) {
             const sp__event *a = e;
-            while (a->parent >= 0) a = &t->events[a->parent];
+            while (a->parent >= 0)
+                a = &t->events[a->parent];
             CHECK_EQ((int)SP_EVENT_PROFILE_STEP, (int)a->type);
         }
         if (e->type == SP_EVENT_DYGRAPH_KERNEL_LAUNCH && p) {
@@ -139,14 +151,16 @@ static void test_paddle_json_nesting(void)
             /* backward() fills the loss's gradient with a bare kernel
              * launch, no operator around it */
             if (p->type == SP_EVENT_USER_DEFINED)
-                CHECK(strcmp(name_of(r, p), "backward") == 0 && strncmp(name_of(r, e), "full ", 5) == 0);
+                CHECK(strcmp(name_of(r, p), "backward") == 0 &&
+                      strncmp(name_of(r, e), "full ", 5) == 0);
             else
                 CHECK(p->type == SP_EVENT_OPERATOR || p->type == SP_EVENT_OPERATOR_INNER);
         }
         if (strncmp(name_of(r, e), "Local_", 6) == 0 && p) {
             locals++;
             CHECK_EQ((int)SP_EVENT_OPERATOR_INNER, (int)e->type);
-            CHECK(strncmp(name_of(r, p), "Global_", 7) == 0 && strcmp(name_of(r, p) + 7, name_of(r, e) + 6) == 0);
+            CHECK(strncmp(name_of(r, p), "Global_", 7) == 0 &&
+                  strcmp(name_of(r, p) + 7, name_of(r, e) + 6) == 0);
         }
         if (e->type == SP_EVENT_PYTHON_USER_DEFINED) {
             CHECK_STR_EQ("scale_input", name_of(r, e));
@@ -168,9 +182,11 @@ static void strip_section(char *text, const char *title)
 {
     char *h = text ? strstr(text, title) : NULL;
     if (!h) return;
-    while (h > text && h[-1] != '\n') h--;
+    while (h > text && h[-1] != '\n')
+        h--;
     char *next = strchr(h, '\n');
-    while (next && !(strstr(next + 1, "Summary") && strchr(next + 1, '\n') > strstr(next + 1, "Summary")))
+    while (next &&
+           !(strstr(next + 1, "Summary") && strchr(next + 1, '\n') > strstr(next + 1, "Summary")))
         next = strchr(next + 1, '\n');
     if (!next) {
         *h = '\0';
@@ -182,7 +198,8 @@ static void strip_section(char *text, const char *title)
 static void trim_newlines(char *text)
 {
     size_t n = text ? strlen(text) : 0;
-    while (n > 0 && text[n - 1] == '\n') text[--n] = '\0';
+    while (n > 0 && text[n - 1] == '\n')
+        text[--n] = '\0';
 }
 
 /* stepprof's tables of paddle's file are the tables paddle printed for that
@@ -231,7 +248,8 @@ static void test_paddle_json_export_keeps_types(void)
     static const char *const exts[] = {"json", "pb"};
     for (int i = 0; i < 2; i++) {
         snprintf(path, sizeof path, "%s/out.%s", dir, exts[i]);
-        CHECK_OK(i == 0 ? sp_result_export(r, path, SP_FORMAT_JSON) : sp_result_export_protobuf(r, path));
+        CHECK_OK(i == 0 ? sp_result_export(r, path, SP_FORMAT_JSON)
+                        : sp_result_export_protobuf(r, path));
         if (i == 0) {
             char *json = read_all(path);
             CHECK(json && strstr(json, "\"Event Type\":\"DygraphKernelLaunch\""));
@@ -254,34 +272,39 @@ static void test_paddle_json_export_keeps_types(void)
     sp_result_release(r);
 }
 
-#define EV(cat, tid, ts, dur, args)                                                                          \
-    "{\"name\":\"op[1.000 us]\",\"pid\":7,\"tid\":" tid ",\"ts\":" ts ",\"dur\":" dur ",\"ph\":\"X\",\"cat\":\"" cat \
-    "\",\"args\":{" args "}},\n"
+#define EV(cat, tid, ts, dur, args)                                                                \
+    "{\"name\":\"op[1.000 us]\",\"pid\":7,\"tid\":" tid ",\"ts\":" ts ",\"dur\":" dur              \
+    ",\"ph\":\"X\",\"cat\":\"" cat "\",\"args\":{" args "}},\n"
 
 /* Odd input in paddle's dialect: each gives a defined result, counted where
  * something is skipped. */
 static void test_paddle_json_odd_input(void)
 {
     snprintf(path, sizeof path, "%s/odd.json", dir);
-    write_text("{\"schemaVersion\":\"1.0.2\",\"span_index\":\"4\",\"traceEvents\":[\n"
-               EV("ProfileStep", "\"9(Python)\"", "1000", "100.000", "\"start_time\":\"0.000 us\",\"end_time\":\"100.000 us\"")
-               /* a tid string without a number, and one with words after it */
-               EV("Operator", "\"(Python)\"", "1010", "1.000", "")
-               EV("Operator", "\"x9(C++)\"", "1010", "1.000", "")
-               /* an unknown cat in a paddle file */
-               EV("MluRuntime", "\"9(C++)\"", "1010", "1.000", "")
-               /* start_time that disagrees with ts: ts and dur are kept */
-               EV("Operator", "\"9(C++)\"", "1020", "5.000", "\"start_time\":\"500.000 us\",\"end_time\":\"505.000 us\"")
-               /* start_time that is not a time */
-               EV("Operator", "\"9(C++)\"", "1030", "5.000", "\"start_time\":\"soon\",\"end_time\":[1]")
-               /* a [memory] event of an unknown kind, and one with odd args */
-               "{\"name\":\"[memory]\",\"pid\":7,\"tid\":\"9(C++)\",\"ts\":1021,\"ph\":\"i\",\"cat\":\"Leak\",\"args\":{}},\n"
-               "{\"name\":\"[memory]\",\"pid\":7,\"tid\":\"9(C++)\",\"ts\":1021,\"ph\":\"i\",\"cat\":\"Allocate\","
-               "\"args\":{\"place\":7,\"addr\":\"zz\",\"increase_bytes\":\"8\",\"current_allocated\":-1}},\n"
-               /* a CUDA call without args, a kernel on a stream given as a string */
-               EV("CudaRuntime", "\"9(C++)\"", "1040", "1.000", "")
-               EV("Kernel", "\"3\"", "1041", "1.000", "\"correlation id\":99")
-               "{}]}");
+    write_text(
+        "{\"schemaVersion\":\"1.0.2\",\"span_index\":\"4\",\"traceEvents\":[\n" EV(
+            "ProfileStep", "\"9(Python)\"", "1000", "100.000",
+            "\"start_time\":\"0.000 us\",\"end_time\":\"100.000 us\"")
+        /* a tid string without a number, and one with words after it */
+        EV("Operator", "\"(Python)\"", "1010", "1.000", "")
+            EV("Operator", "\"x9(C++)\"", "1010", "1.000", "")
+        /* an unknown cat in a paddle file */
+        EV("MluRuntime", "\"9(C++)\"", "1010", "1.000", "")
+        /* start_time that disagrees with ts: ts and dur are kept */
+        EV("Operator", "\"9(C++)\"", "1020", "5.000",
+           "\"start_time\":\"500.000 us\",\"end_time\":\"505.000 us\"")
+        /* start_time that is not a time */
+        EV("Operator", "\"9(C++)\"", "1030", "5.000", "\"start_time\":\"soon\",\"end_time\":[1]")
+        /* a [memory] event of an unknown kind, and one with odd args */
+        "{\"name\":\"[memory]\",\"pid\":7,\"tid\":\"9(C++)\",\"ts\":1021,\"ph\":\"i\",\"cat\":"
+        "\"Leak\",\"args\":{}},\n"
+        "{\"name\":\"[memory]\",\"pid\":7,\"tid\":\"9(C++)\",\"ts\":1021,\"ph\":\"i\",\"cat\":"
+        "\"Allocate\","
+        "\"args\":{\"place\":7,\"addr\":\"zz\",\"increase_bytes\":\"8\",\"current_allocated\":-1}},"
+        "\n"
+        /* a CUDA call without args, a kernel on a stream given as a string */
+        EV("CudaRuntime", "\"9(C++)\"", "1040", "1.000", "")
+            EV("Kernel", "\"3\"", "1041", "1.000", "\"correlation id\":99") "{}]}");
     sp_result *r = NULL;
     CHECK_OK(sp_result_load(path, NULL, &r));
     if (!r) return;
@@ -318,13 +341,19 @@ static void test_paddle_json_cut_anywhere(void)
 {
     static const char whole[] =
         "{\n  \"schemaVersion\": \"1.0.2\", \"span_index\": \"0\",\n  \"traceEvents\": [\n"
-        "  { \"name\": \"ProfileStep#1[0.100 ms]\", \"pid\": 5, \"tid\": \"5(Python)\", \"ts\": 1000, \"dur\": 100.000,"
-        " \"ph\": \"X\", \"cat\": \"ProfileStep\", \"args\": { \"start_time\": \"0.000 us\", \"end_time\": \"100.000 us\" } },\n"
-        "  { \"name\": \"[memory]\", \"pid\": 5, \"tid\": \"5(C++)\", \"ts\": 1001, \"ph\": \"i\", \"cat\": \"Allocate\","
-        " \"args\": { \"place\": \"Place(cpu)\", \"addr\": \"4096\", \"increase_bytes\": 64, \"current_allocated\": 64,"
+        "  { \"name\": \"ProfileStep#1[0.100 ms]\", \"pid\": 5, \"tid\": \"5(Python)\", \"ts\": "
+        "1000, \"dur\": 100.000,"
+        " \"ph\": \"X\", \"cat\": \"ProfileStep\", \"args\": { \"start_time\": \"0.000 us\", "
+        "\"end_time\": \"100.000 us\" } },\n"
+        "  { \"name\": \"[memory]\", \"pid\": 5, \"tid\": \"5(C++)\", \"ts\": 1001, \"ph\": \"i\", "
+        "\"cat\": \"Allocate\","
+        " \"args\": { \"place\": \"Place(cpu)\", \"addr\": \"4096\", \"increase_bytes\": 64, "
+        "\"current_allocated\": 64,"
         " \"current_reserved\": 0, \"peak_allocated\": 64, \"peak_reserved\": 0 } },\n"
-        "  { \"name\": \"relu dygraph[2.000 us]\", \"pid\": 5, \"tid\": \"5(C++)\", \"ts\": 1010, \"dur\": 2.000,"
-        " \"ph\": \"X\", \"cat\": \"Operator\", \"args\": { \"start_time\": \"10.500 us\", \"end_time\": \"12.500 us\" } },\n"
+        "  { \"name\": \"relu dygraph[2.000 us]\", \"pid\": 5, \"tid\": \"5(C++)\", \"ts\": 1010, "
+        "\"dur\": 2.000,"
+        " \"ph\": \"X\", \"cat\": \"Operator\", \"args\": { \"start_time\": \"10.500 us\", "
+        "\"end_time\": \"12.500 us\" } },\n"
         "  {}\n  ],\n  \"ExtraInfo\": { \"5\": \"MainThread\" }\n}\n";
     snprintf(path, sizeof path, "%s/cut.json", dir);
     size_t n = strlen(whole), loaded = 0;
@@ -367,10 +396,14 @@ static void test_paddle_json_many_events(void)
     if (!f) return;
     enum { N = 200000 };
     fputs("{\"schemaVersion\":\"1.0.2\",\"span_index\":\"0\",\"traceEvents\":[\n", f);
-    fprintf(f, EV("ProfileStep", "\"1(Python)\"", "%d", "%d.000", "\"start_time\":\"0.000 us\",\"end_time\":\"%d.000 us\""),
+    fprintf(f,
+            EV("ProfileStep", "\"1(Python)\"", "%d", "%d.000",
+               "\"start_time\":\"0.000 us\",\"end_time\":\"%d.000 us\""),
             1000000, N, N);
     for (int i = 0; i < N; i++)
-        fprintf(f, EV("Operator", "\"1(C++)\"", "%d", "0.500", "\"start_time\":\"%d.250 us\",\"end_time\":\"%d.750 us\""),
+        fprintf(f,
+                EV("Operator", "\"1(C++)\"", "%d", "0.500",
+                   "\"start_time\":\"%d.250 us\",\"end_time\":\"%d.750 us\""),
                 1000000 + i, i, i);
     fputs("{}]}\n", f);
     fclose(f);
