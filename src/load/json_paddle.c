@@ -116,24 +116,30 @@ static int64_t sat_add(int64_t a, int64_t b)
     return sum;
 }
 
-void sp__paddle_times(sp__paddle_clock *c, const sp__paddle_args *a, int64_t ts_ns, int64_t dur_ns,
-                      int64_t *start, int64_t *end)
+int sp__paddle_times(sp__paddle_clock *c, const sp__paddle_args *a, int64_t ts_ns, int64_t dur_ns,
+                     int64_t *start, int64_t *end)
 {
     *start = ts_ns;
     *end = sat_add(ts_ns, dur_ns > 0 ? dur_ns : 0);
-    if (!a->has_start || !a->has_end || a->end_ns < a->start_ns) return;
+    if (!a->has_start || !a->has_end || a->end_ns < a->start_ns) return 0;
     int64_t base;
-    if (__builtin_sub_overflow(ts_ns, a->start_ns, &base)) return;
+    if (__builtin_sub_overflow(ts_ns, a->start_ns, &base)) return 0;
     if (!c->have_base) {
         c->base_ns = c->latest_ns = base;
         c->have_base = 1;
     }
     int64_t s = sat_add(c->base_ns, a->start_ns), diff;
     if (__builtin_sub_overflow(s, ts_ns, &diff) || diff > TS_SLACK_NS || diff < -TS_SLACK_NS)
-        return;
+        return 0;
     if (base > c->latest_ns && base - c->base_ns < 1000) c->latest_ns = base;
     *start = s;
     *end = sat_add(c->base_ns, a->end_ns);
+    return 1;
+}
+
+void sp__paddle_keep_length(sp__event *ev, int64_t dur_ns)
+{
+    if (dur_ns > 0 && dur_ns < ((int64_t)1 << 53)) ev->value = (double)dur_ns; /* exact in a double */
 }
 
 void sp__paddle_host_seen(sp__paddle_clock *c, uint64_t tid, int64_t start, int64_t end)
@@ -281,16 +287,14 @@ static int32_t innermost_at(const sp__thread *t, int64_t ts)
     return -1;
 }
 
-/* The memory event m happened in [ts, ts + 1 us), in the range [start, end]
- * that paddle wrote right before it (its parent in paddle's tree) and in
- * none of that range's children. Moves it to the first such time, so that
- * sp__attribute finds the same range; leaves it where no such time exists
- * (the file was not written so). t's events are sorted and nested. */
+/* The memory event m happened in [ts, ts + 1 us), in the range that paddle
+ * wrote right before it (its parent in paddle's tree; `start` and, before
+ * exact_lengths, `end` on the clock of the events) and in none of that
+ * range's children. Moves it to the first such time, so that sp__attribute
+ * finds the same range; leaves it where no such time exists (the file was
+ * not written so). t's events are sorted and nested. */
 static void place_mem(const sp__thread *t, sp__mem_event *m, int64_t start, int64_t end)
 {
-    int64_t lo = m->ts_ns > start ? m->ts_ns : start, hi = sat_add(m->ts_ns, 999);
-    if (hi > end) hi = end;
-    if (lo > hi) return;
     size_t first = 0, n = t->count;
     while (first < n) { /* the first event starting at start */
         size_t mid = first + (n - first) / 2;
@@ -299,21 +303,58 @@ static void place_mem(const sp__thread *t, sp__mem_event *m, int64_t start, int6
         else
             n = mid;
     }
-    int32_t parent = -1;
-    for (size_t i = first; i < t->count && t->events[i].start_ns == start && parent < 0; i++)
-        if (t->events[i].end_ns == end && !sp__event_is_mark(&t->events[i])) parent = (int32_t)i;
+    int32_t parent = -1; /* of those starting there, the one whose end was nearest */
+    uint64_t best = UINT64_MAX;
+    for (size_t i = first; i < t->count && t->events[i].start_ns == start; i++) {
+        const sp__event *e = &t->events[i];
+        uint64_t off = e->end_ns > end ? (uint64_t)e->end_ns - (uint64_t)end : (uint64_t)end - (uint64_t)e->end_ns;
+        if (!sp__event_is_mark(e) && off < best) parent = (int32_t)i, best = off;
+    }
     if (parent < 0) return;
+    int64_t lo = m->ts_ns > start ? m->ts_ns : start, hi = sat_add(m->ts_ns, 999);
+    if (hi > t->events[parent].end_ns) hi = t->events[parent].end_ns;
     for (int64_t p = lo; p <= hi;) {
         int32_t i = innermost_at(t, p);
         if (i == parent) {
             m->ts_ns = p;
             return;
         }
-        while (i >= 0 && t->events[i].parent != parent)
-            i = t->events[i].parent;
-        if (i < 0) return;                   /* not inside the range after all */
+        while (i >= 0 && t->events[i].parent != parent) i = t->events[i].parent;
+        if (i < 0) return; /* not inside the range after all */
         p = sat_add(t->events[i].end_ns, 1); /* past that child */
     }
+}
+
+/* start_time and end_time pass through a float in paddle's writer (exact
+ * for the first 2^24 ns of the trace), dur is exact for any range shorter
+ * than that: each range whose length was kept (sp__paddle_keep_length) ends
+ * at start + dur, as far as that keeps the nesting the args gave (its
+ * descendants start before its end; it ends by its parent's end and its
+ * next sibling's start). t's events are sorted and nested; values are
+ * cleared. */
+static void exact_lengths(sp__thread *t)
+{
+    size_t n = t->count;
+    size_t *last = sp__alloc(sizeof *last * (n ? n : 1)); /* the last event of each subtree */
+    for (size_t i = 0; last && i < n; i++) last[i] = i;
+    for (size_t i = n; last && i-- > 0;) {
+        int32_t p = t->events[i].parent;
+        if (p >= 0 && last[i] > last[p]) last[p] = last[i];
+    }
+    for (size_t i = 0; i < n; i++) {
+        sp__event *e = &t->events[i];
+        if (sp__event_is_mark(e)) continue;
+        int64_t end = e->end_ns, want = sat_add(e->start_ns, (int64_t)e->value);
+        e->value = 0;
+        if (!last) continue;
+        if (want > e->start_ns && (last[i] == i || want > t->events[last[i]].start_ns)) end = want;
+        if (e->parent >= 0 && end > t->events[e->parent].end_ns) end = t->events[e->parent].end_ns;
+        size_t next = last[i] + 1;
+        if (next < n && t->events[next].parent == e->parent && end > t->events[next].start_ns)
+            end = t->events[next].start_ns;
+        e->end_ns = end < e->start_ns ? e->start_ns : end;
+    }
+    sp__free(last);
 }
 
 void sp__paddle_finish(sp__builder *b, sp__paddle_clock *c)
@@ -335,10 +376,13 @@ void sp__paddle_finish(sp__builder *b, sp__paddle_clock *c)
         r->devices[d].start_ns = sat_add(r->devices[d].start_ns, delta);
         r->devices[d].end_ns = sat_add(r->devices[d].end_ns, delta);
     }
-    /* Nested now rather than in sp__builder_finish, to find each memory
-     * event's range; sp__builder_finish then finds them in order. */
-    for (size_t i = 0; c->fix_count && i < r->thread_count; i++)
+    /* Nested now rather than in sp__builder_finish, for the exact lengths
+     * and to find each memory event's range; sp__builder_finish then finds
+     * them in order. */
+    for (size_t i = 0; c->have_base && i < r->thread_count; i++) {
         (void)sp__tree_build(r->threads[i].events, r->threads[i].count); /* counted there */
+        exact_lengths(&r->threads[i]);
+    }
     for (size_t i = 0; i < c->fix_count; i++) {
         const sp__paddle_mem_fix *f = &c->fixes[i];
         sp__thread *t = sp__builder_thread(b, f->tid);

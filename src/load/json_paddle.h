@@ -43,9 +43,13 @@ int sp__paddle_arg_string(sp__paddle_args *a, const char *key, const char *v, si
 
 /* A range's start and end in ns on the file's clock: from start_time /
  * end_time when they agree with ts (which paddle writes in whole
- * microseconds, too coarse to keep nesting), else ts and ts + dur. */
-void sp__paddle_times(sp__paddle_clock *c, const sp__paddle_args *a, int64_t ts_ns, int64_t dur_ns,
-                      int64_t *start, int64_t *end);
+ * microseconds, too coarse to keep nesting), else ts and ts + dur. Returns
+ * 1 when they came from start_time / end_time. */
+int sp__paddle_times(sp__paddle_clock *c, const sp__paddle_args *a, int64_t ts_ns, int64_t dur_ns,
+                     int64_t *start, int64_t *end);
+/* The exact length (dur) of a range whose times came from start_time /
+ * end_time, kept in its value until sp__paddle_finish. */
+void sp__paddle_keep_length(sp__event *ev, int64_t dur_ns);
 /* Notes a host range, so that the memory events after it land inside it. */
 void sp__paddle_host_seen(sp__paddle_clock *c, uint64_t tid, int64_t start, int64_t end);
 

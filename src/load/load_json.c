@@ -343,12 +343,13 @@ static int add_range(jloader *l, int instant, int type_from_cat)
     sp_event_type fallback = strcmp(cat, "cpu_op") == 0 ? SP_EVENT_OPERATOR : SP_EVENT_USER_DEFINED;
     sp_event_type type = sp__paddle_type(str(&e->event_type)); /* paddle's names */
     if (type == SP_EVENT_TYPE_COUNT) type = fallback;
+    int exact = 0;
     int64_t start = e->ts, end = instant ? e->ts : sat_add(e->ts, e->dur > 0 ? e->dur : 0);
     if (type_from_cat >= 0) {
         type = (sp_event_type)type_from_cat;
         e->name.len = sp__paddle_name_len(str(&e->name));
         sp__buf_cstr(&e->name);
-        sp__paddle_times(&l->pclock, &e->pa, e->ts, e->dur, &start, &end);
+        exact = sp__paddle_times(&l->pclock, &e->pa, e->ts, e->dur, &start, &end);
         sp__paddle_host_seen(&l->pclock, (uint64_t)e->tid, start, end);
     }
     sp__thread *t = sp__builder_thread(&l->b, (uint64_t)e->tid);
@@ -359,6 +360,7 @@ static int add_range(jloader *l, int instant, int type_from_cat)
     ev->start_ns = start;
     ev->end_ns = end;
     if (instant) ev->flags = SP_EVENT_FLAG_INSTANT;
+    if (exact) sp__paddle_keep_length(ev, e->dur);
     return 0;
 }
 
@@ -375,7 +377,8 @@ static int add_paddle(jloader *l, const char *ph, const char *cat, const char *n
     case SP__PADDLE_GPU: {
         uint32_t id =
             sp__names_from_bytes(&l->b.r->names, str(&e->name), sp__paddle_name_len(str(&e->name)));
-        sp__paddle_times(&l->pclock, &e->pa, e->ts, e->dur, &start, &end);
+        if (sp__paddle_times(&l->pclock, &e->pa, e->ts, e->dur, &start, &end) && e->dur >= 0)
+            end = sat_add(start, e->dur); /* dur is exact; device records do not nest */
         int rc = type == SP_EVENT_CUDA_RUNTIME
                      ? sp__paddle_add_runtime(&l->b, &e->pa, (uint64_t)e->tid, id, start, end)
                      : sp__paddle_add_device(&l->b, &e->pa, type, e->pid, e->tid, id, start, end);

@@ -335,6 +335,50 @@ static void test_paddle_json_odd_input(void)
     unlink(path);
 }
 
+/* Past the first 16.7 ms of a trace, paddle's start_time/end_time are
+ * float-rounded and dur is exact: lengths come from dur, as far as the
+ * nesting the args give allows. */
+static void test_paddle_json_exact_lengths(void)
+{
+    snprintf(path, sizeof path, "%s/lengths.json", dir);
+    write_text("{\"span_index\":\"0\",\"traceEvents\":[\n"
+               EV("ProfileStep", "\"2(Python)\"", "1000000", "30000.000",
+                  "\"start_time\":\"0.000 us\",\"end_time\":\"30000.002 us\"")
+               /* a: its dur would end it 3 ns into b, its next sibling */
+               EV("Operator", "\"2(C++)\"", "1020000", "10.001",
+                  "\"start_time\":\"20000.002 us\",\"end_time\":\"20010.000 us\"")
+               EV("OperatorInner", "\"2(C++)\"", "1020000", "10.000",
+                  "\"start_time\":\"20000.002 us\",\"end_time\":\"20010.000 us\"")
+               EV("Operator", "\"2(C++)\"", "1020010", "5.000",
+                  "\"start_time\":\"20010.000 us\",\"end_time\":\"20015.000 us\"")
+               /* c: alone, so its dur stands */
+               EV("Operator", "\"2(C++)\"", "1025000", "7.000",
+                  "\"start_time\":\"25000.001 us\",\"end_time\":\"25007.003 us\"")
+               "{}]}");
+    sp_result *r = NULL;
+    CHECK_OK(sp_result_load(path, NULL, &r));
+    if (!r) return;
+    const sp__thread *t = &r->threads[0];
+    CHECK_EQ((size_t)5, t->count);
+    CHECK_U64_EQ(0, sp_result_counter(r, SP_COUNTER_OVERLAP));
+    if (t->count == 5) {
+        const sp__event *step = &t->events[0], *a = &t->events[1], *inner = &t->events[2];
+        const sp__event *b = &t->events[3], *c = &t->events[4];
+        CHECK(step->end_ns - step->start_ns == 30000000);
+        CHECK(c->end_ns - c->start_ns == 7000);
+        CHECK(b->end_ns - b->start_ns == 5000);
+        CHECK(a->end_ns == b->start_ns); /* cut at its sibling */
+        CHECK(inner->end_ns == a->end_ns); /* and its child with it */
+        CHECK_EQ(1u, a->depth);
+        CHECK_EQ(2u, inner->depth);
+        CHECK_EQ(1u, b->depth);
+        CHECK_EQ(1u, c->depth);
+        for (size_t i = 0; i < t->count; i++) CHECK(t->events[i].value == 0);
+    }
+    sp_result_release(r);
+    unlink(path);
+}
+
 /* A small paddle file cut at every byte: loads, or fails with a message;
  * never crashes (run under ASan). */
 static void test_paddle_json_cut_anywhere(void)
@@ -429,6 +473,7 @@ int main(void)
     RUN_TEST(test_paddle_json_golden);
     RUN_TEST(test_paddle_json_export_keeps_types);
     RUN_TEST(test_paddle_json_odd_input);
+    RUN_TEST(test_paddle_json_exact_lengths);
     RUN_TEST(test_paddle_json_cut_anywhere);
     RUN_TEST(test_paddle_json_many_events);
     rmdir(dir);
