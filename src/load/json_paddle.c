@@ -1,22 +1,23 @@
 /* json_paddle.c: the parts of paddle.profiler's chrome trace (trace-format.md
  * §10.3) that stepprof's own dialect does not have, for load_json.c.
  *
- * Times: paddle writes ts in whole microseconds (truncated) but each range's
- * "start_time" / "end_time" args to the nanosecond, counted from the
- * earliest range of the file. A parent and its child can share a truncated
- * ts, or the child's truncated end can pass the parent's, so nesting built
- * from ts and dur goes wrong; built from the args it is the one paddle's own
- * tree had. The base that makes them absolute is taken from the first range
- * (ts - start_time, within 1 us of the true one); a range whose args
- * disagree with its ts by more than that keeps ts and dur.
+ * Times: paddle writes ts in whole microseconds (truncated); a parent and
+ * its child can share a ts, or the child's end pass the parent's, so
+ * nesting built from ts and dur goes wrong. Each range's "start_time" /
+ * "end_time" args count from the earliest range of the file, in ns rounded
+ * through a float: they keep the order of paddle's times, so the nesting
+ * built from them is paddle's. dur is exact for any range under 16.7 ms, so
+ * lengths come from it where the nesting allows (exact_lengths). Every range
+ * gives a lower bound of the base that makes start_time absolute (ts -
+ * start_time, within 1 us of the true base); the latest bound is within a
+ * few ns of it once there are a few hundred ranges, and sp__paddle_finish
+ * moves the ranges onto it. A range whose args disagree with its ts by more
+ * than TS_SLACK_NS keeps ts and dur.
  *
- * Every range gives a lower bound of the base (ts - start_time); the
- * latest bound is within a few ns of the true base once there are a few
- * hundred ranges, so sp__paddle_finish moves the ranges onto it.
- *
- * Memory events carry only a truncated ts. Paddle writes them right after
- * the host range that holds them, so one whose microsecond overlaps the
- * range just read is moved into it: paddle's tables attribute it there. */
+ * Memory events carry only a truncated ts. Paddle writes each right after
+ * the host range that holds it (its parent in paddle's tree), so it is
+ * placed in that range and in none of its children: paddle's tables
+ * attribute it there, and so do stepprof's. */
 #include "json_paddle.h"
 
 #include <stdlib.h>
@@ -131,7 +132,9 @@ int sp__paddle_times(sp__paddle_clock *c, const sp__paddle_args *a, int64_t ts_n
     int64_t s = sat_add(c->base_ns, a->start_ns), diff;
     if (__builtin_sub_overflow(s, ts_ns, &diff) || diff > TS_SLACK_NS || diff < -TS_SLACK_NS)
         return 0;
-    if (base > c->latest_ns && base - c->base_ns < 1000) c->latest_ns = base;
+    int64_t above; /* how far this bound lies above the first */
+    if (base > c->latest_ns && !__builtin_sub_overflow(base, c->base_ns, &above) && above < 1000)
+        c->latest_ns = base;
     *start = s;
     *end = sat_add(c->base_ns, a->end_ns);
     return 1;
