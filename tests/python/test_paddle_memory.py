@@ -96,8 +96,12 @@ def test_paddle_memory_summary_has_paddles_places_and_rows(both_runs):
 def test_paddle_memory_summary_values_equal_peaks_bounded(both_runs):
     """Counts and sizes are deterministic for this loop (module docstring),
     so they must be equal, row for row and in the same order. The peaks
-    are bounded: at least the allocated and reserved bytes the trace's
-    events carry, and the allocated peak near paddle's."""
+    are only bounded: positive, and the allocated peak near paddle's. They
+    are the largest peak paddle's allocator reported with an event (as
+    paddle's table reads them), not the largest "Total Allocated" in the
+    trace: an event on a thread's root (paddle's DataLoader thread, at
+    moments that depend on scheduling) can carry a current size above the
+    peaks the table counts (23504 against 22960 seen in 1 run of 5)."""
     paddle, ours = both_runs["paddle"], both_runs["stepprof"]
     for place in paddle:
         assert list(ours[place]["rows"].items()) == list(paddle[place]["rows"].items())
@@ -105,8 +109,8 @@ def test_paddle_memory_summary_values_equal_peaks_bounded(both_runs):
     mems = [e["args"] for e in trace["traceEvents"]
             if e.get("name") in ("[memory]", "[reserved memory]")]
     peak_allocated, peak_reserved = ours["Place(cpu)"]["peaks"]
-    assert mems and 0 < max(m["Total Allocated"] for m in mems) <= peak_allocated
-    assert 0 < max(m["Total Reserved"] for m in mems) <= peak_reserved
+    assert mems and max(m["Total Allocated"] for m in mems) > 0
+    assert peak_allocated > 0 and peak_reserved > 0
     theirs = paddle["Place(cpu)"]["peaks"][0]
     assert 0.75 * theirs <= peak_allocated <= 1.25 * theirs, (peak_allocated, theirs)
 
