@@ -148,8 +148,13 @@ static const char *get_env(const char *name) { return getenv(name); }
 
 static int creating_own; /* sp_profiler_create below is the environment's own */
 
+/* Defined (non-zero) by a program that reads the variables itself and must
+ * not be profiled by them: the stepprof CLI, whose `run` passes them on. */
+extern const int sp__env_opt_out __attribute__((weak));
+
 __attribute__((constructor)) static void env_load(void)
 {
+    if (&sp__env_opt_out && sp__env_opt_out) return;
     char why[1024];
     int r = sp__env_config_read(get_env, &cfg, why, sizeof why);
     if (r < 0) say(0, "%s; the program runs unprofiled", why);
