@@ -141,7 +141,7 @@ static void report_files(const char *dir, const names *before, const char *start
 {
     names after;
     list_traces(dir, &after);
-    qsort(after.v, after.n, sizeof *after.v, by_name);
+    if (after.n > 1) qsort(after.v, after.n, sizeof *after.v, by_name);
     const char *sep = ends_with(dir, "/") ? "" : "/";
     int shown = 0;
     for (size_t i = 0; i < after.n; i++) {
