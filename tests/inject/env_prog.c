@@ -5,14 +5,24 @@
  *   env_prog STEPS wait     runs STEPS steps, prints "ready", then keeps
  *                           stepping until a signal ends it
  *   env_prog STEPS own      runs STEPS steps, then makes a profiler of its
- *                           own (recording steps [0, 1)) and runs 5 steps */
+ *                           own (recording steps [0, 1)) and runs 5 steps
+ *   env_prog STEPS handler  as wait, with its own SIGTERM handler, which
+ *                           ends the program with _exit(42) */
 #define _POSIX_C_SOURCE 200809L
 #include <stepprof/stepprof.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+static void own_handler(int sig)
+{
+    (void)sig;
+    _exit(42);
+}
 
 static void one_step(void)
 {
@@ -31,7 +41,8 @@ int main(int argc, char **argv)
         one_step();
         sp_step(1);
     }
-    if (strcmp(mode, "wait") == 0) {
+    if (strcmp(mode, "handler") == 0) signal(SIGTERM, own_handler);
+    if (strcmp(mode, "wait") == 0 || strcmp(mode, "handler") == 0) {
         printf("ready\n");
         fflush(stdout);
         struct timespec ms = {0, 1000000};

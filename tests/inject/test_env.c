@@ -34,6 +34,10 @@ static void fresh_dir(void)
 static void exec_child(const char *const *env, char *const *argv, int out_fd)
 {
     if (chdir(cwd) != 0) _exit(120);
+    /* A shell's background job inherits SIGINT ignored; these runs need it
+     * default, as a program started from a terminal has it. */
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
     for (const char *const *v = env; v && *v; v++) putenv((char *)*v);
     int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (out_fd < 0) out_fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -218,12 +222,12 @@ static void test_env_exit_while_recording(void)
     CHECK(strstr(err, trace + strlen(cwd) + 1) != NULL);
 }
 
-/* SIGTERM while steps record: the span is written, one line says so, and
- * the program still dies of SIGTERM. */
-static void test_env_sigterm_while_recording(void)
+/* Runs env_prog in the given mode until it has made 4 steps, sends sig,
+ * and returns how it ended (128 + a signal, or an exit status). */
+static int run_and_signal(const char *mode, int sig)
 {
     const char *const env[] = {"STEPPROF_STEPS=2:1000000000", "STEPPROF_QUIET=1", NULL};
-    char *const argv[] = {SP_ENV_PROG, "4", "wait", NULL};
+    char *const argv[] = {SP_ENV_PROG, "4", (char *)mode, NULL};
     fresh_dir();
     int fds[2];
     CHECK_EQ(0, pipe(fds));
@@ -238,12 +242,18 @@ static void test_env_sigterm_while_recording(void)
     FILE *from = fdopen(fds[0], "r");
     CHECK(from && fgets(ready, sizeof ready, from) != NULL);
     CHECK(strcmp(ready, "ready\n") == 0);
-    kill(pid, SIGTERM);
+    kill(pid, sig);
     int status = 0;
     CHECK_EQ(pid, waitpid(pid, &status, 0));
     if (from) fclose(from);
-    CHECK(WIFSIGNALED(status));
-    CHECK_EQ(SIGTERM, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+/* SIGTERM while steps record: the span is written, one line says so, and
+ * the program still dies of SIGTERM. */
+static void test_env_sigterm_while_recording(void)
+{
+    CHECK_EQ(128 + SIGTERM, run_and_signal("wait", SIGTERM));
     trace_facts f = the_trace("profiler_log", ".paddle_trace.json", "inner");
     CHECK_EQ(1, f.loaded);
     CHECK_EQ(2, f.first_step);
@@ -252,6 +262,29 @@ static void test_env_sigterm_while_recording(void)
     const char *err = slurp(err_path);
     CHECK_EQ(1, count_lines(err));
     CHECK(strstr(err, "at SIGTERM: the profiler was still recording") != NULL);
+}
+
+/* The same for SIGINT (Ctrl-C). */
+static void test_env_sigint_while_recording(void)
+{
+    CHECK_EQ(128 + SIGINT, run_and_signal("wait", SIGINT));
+    trace_facts f = the_trace("profiler_log", ".paddle_trace.json", "inner");
+    CHECK_EQ(1, f.loaded);
+    CHECK_EQ(2, f.first_step);
+    const char *err = slurp(err_path);
+    CHECK_EQ(1, count_lines(err));
+    CHECK(strstr(err, "at SIGINT: the profiler was still recording") != NULL);
+}
+
+/* A program's own SIGTERM handler, installed after the library's, is the
+ * one that runs: its exit status, no trace, no line. */
+static void test_env_program_handler_wins(void)
+{
+    CHECK_EQ(42, run_and_signal("handler", SIGTERM));
+    char full[600];
+    snprintf(full, sizeof full, "%s/profiler_log", cwd);
+    CHECK_EQ(0, find_file(full, ".paddle_trace.json", trace, sizeof trace));
+    CHECK_EQ(0, count_lines(slurp(err_path)));
 }
 
 /* The program makes its own profiler after the environment's one counted a
@@ -319,6 +352,8 @@ int main(void)
     RUN_TEST(test_env_program_without_profiler);
     RUN_TEST(test_env_exit_while_recording);
     RUN_TEST(test_env_sigterm_while_recording);
+    RUN_TEST(test_env_sigint_while_recording);
+    RUN_TEST(test_env_program_handler_wins);
     RUN_TEST(test_env_program_profiler_takes_over);
     RUN_TEST(test_env_other_rank_is_not_profiled);
     RUN_TEST(test_env_bad_out_dir_runs_unprofiled);
