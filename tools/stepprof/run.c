@@ -4,7 +4,9 @@
  * profiling"); the tool only checks them, runs CMD, waits, and passes its
  * exit status through. It prints one line as CMD starts and one naming the
  * files written at the end, and nothing else: the library's own
- * informational lines are turned off (STEPPROF_QUIET). */
+ * informational lines are turned off (STEPPROF_QUIET). When the NVTX
+ * injection library is there, NVTX_INJECTION64_PATH names it, so that a
+ * program using NVTX is captured even when it does not link stepprof. */
 #define _GNU_SOURCE
 #include "cli.h"
 
@@ -28,8 +30,10 @@ static const char run_usage[] =
     "\n"
     "Runs CMD with profiling switched on through the environment: a C or C++\n"
     "program linked with libstepprof records the ranges it marks, steps counted\n"
-    "by sp_step() or by its own profiler, with no code added. Python programs\n"
-    "run, but their steps are not captured yet.\n"
+    "by sp_step() or by its own profiler, with no code added. A program using\n"
+    "NVTX has its ranges captured through NVTX_INJECTION64_PATH (when stepprof\n"
+    "was built with NVTX). Python programs run, but their steps are not\n"
+    "captured yet.\n"
     "\n"
     "options:\n"
     "  --steps START:END   record steps [START, END) (default 10:20)\n"
@@ -42,6 +46,8 @@ static const char run_usage[] =
     "  --format FORMAT     json (default), json.gz or pb\n"
     "  --summary           also print the summary tables at the end (they are\n"
     "                      always written next to the trace as .summary.txt)\n"
+    "  --step-range NAME   with NVTX: a pushed range of this name is a step, not\n"
+    "                      a range (default step)\n"
     "  -h, --help          this text\n"
     "\n"
     "Exit status: CMD's own; 128+N if a signal N ended it; 127 if CMD is not\n"
@@ -157,6 +163,56 @@ static void report_files(const char *dir, const names *before, const char *start
     free_names(&after);
 }
 
+/* ---- NVTX capture ---- */
+
+static int readable(const char *path) { return access(path, R_OK) == 0; }
+
+/* libstepprof_nvtx.so: STEPPROF_NVTX_LIBRARY, beside the tool (a build
+ * tree), in ../lib or ../lib64 from it (an install), or where it was to be
+ * installed. Empty when there is none. */
+static void find_nvtx_library(char *out, size_t size)
+{
+    out[0] = '\0';
+    const char *env = getenv("STEPPROF_NVTX_LIBRARY");
+    if (env && *env) {
+        if (readable(env)) snprintf(out, size, "%s", env);
+        return;
+    }
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = '\0';
+        char *slash = strrchr(self, '/');
+        if (slash) *slash = '\0';
+        static const char *const rel[] = {"", "/../lib", "/../lib64", NULL};
+        for (const char *const *r = rel; *r; r++) {
+            snprintf(out, size, "%s%s/libstepprof_nvtx.so", self, *r);
+            if (readable(out)) return;
+        }
+    }
+    snprintf(out, size, "%s", SP_NVTX_INSTALLED);
+    if (!readable(out)) out[0] = '\0';
+}
+
+/* Sets NVTX_INJECTION64_PATH to the library, unless the environment names
+ * another tool already: that one is kept (NVTX loads one injection), and
+ * *note says so in the start line. */
+static void set_nvtx(const char *step_range, char *note, size_t size)
+{
+    note[0] = '\0';
+    char lib[4200];
+    find_nvtx_library(lib, sizeof lib);
+    if (!lib[0]) return;
+    const char *prev = getenv("NVTX_INJECTION64_PATH");
+    if (prev && *prev && strcmp(prev, lib) != 0) {
+        snprintf(note, size, " (NVTX_INJECTION64_PATH is already %s: NVTX ranges go to that "
+                             "tool, not stepprof)", prev);
+        return;
+    }
+    setenv("NVTX_INJECTION64_PATH", lib, 1);
+    setenv("STEPPROF_STEP_RANGE", step_range, 1);
+}
+
 /* ---- running CMD ---- */
 
 static volatile sig_atomic_t child_pid;
@@ -213,7 +269,7 @@ static int run_command(char **argv)
 int cli_run(int argc, char **argv)
 {
     const char *steps = "10:20", *ranks = "0", *out = "./profiler_log/", *targets = NULL,
-               *format = "json";
+               *format = "json", *step_range = "step";
     int summary = 0, i = 0;
     for (; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
@@ -237,6 +293,7 @@ int cli_run(int argc, char **argv)
         else if (cli_option(argc, argv, &i, "--out", &v)) slot = &out, what = "DIR";
         else if (cli_option(argc, argv, &i, "--targets", &v)) slot = &targets, what = "LIST";
         else if (cli_option(argc, argv, &i, "--format", &v)) slot = &format, what = "FORMAT";
+        else if (cli_option(argc, argv, &i, "--step-range", &v)) slot = &step_range, what = "NAME";
         else {
             static const char *const flags[] = {"--summary", NULL};
             return cli_unknown_option("run", a, flags);
@@ -257,6 +314,7 @@ int cli_run(int argc, char **argv)
     int format_ok = 0;
     for (const char *const *f = formats; *f; f++) format_ok |= strcmp(format, *f) == 0;
     if (!format_ok) return cli_usage_error("run", "--format '%s' is not json, json.gz or pb", format);
+    if (!*step_range) return cli_usage_error("run", "--step-range is empty; it takes a range name");
     if (!*out) return cli_usage_error("run", "--out '%s' is empty; it takes a directory", out);
     const char *why = bad_out_dir(out);
     if (why) return cli_usage_error("run", "--out '%s' %s", out, why);
@@ -270,13 +328,16 @@ int cli_run(int argc, char **argv)
     else unsetenv("STEPPROF_TARGETS");
     setenv("STEPPROF_SUMMARY", summary ? "1" : "0", 1);
     setenv("STEPPROF_QUIET", "1", 1);
+    char nvtx_note[4400];
+    set_nvtx(step_range, nvtx_note, sizeof nvtx_note);
 
     names before;
     list_traces(out, &before);
     char start[32];
     snprintf(start, sizeof start, "%lld", first);
-    fprintf(stderr, "stepprof: profiling steps [%lld, %lld) of rank%s %s into %s: %s\n", first,
-            end, strcmp(ranks, "all") == 0 || strchr(ranks, ',') ? "s" : "", ranks, out, argv[i]);
+    fprintf(stderr, "stepprof: profiling steps [%lld, %lld) of rank%s %s into %s: %s%s\n", first,
+            end, strcmp(ranks, "all") == 0 || strchr(ranks, ',') ? "s" : "", ranks, out, argv[i],
+            nvtx_note);
     int status = run_command(argv + i);
     if (status != 127 && status != 126) report_files(out, &before, start);
     free_names(&before);
