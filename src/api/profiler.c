@@ -58,19 +58,25 @@ struct sp_profiler {
 };
 
 static pthread_mutex_t owner_lock = PTHREAD_MUTEX_INITIALIZER;
+static sp_profiler *owner;
 
-/* Held by start, step, stop and destroy, and by the exit paths, so that a
- * terminating signal's helper thread (src/inject/exit_signals.c) never stops
- * a profiler in the middle of the program's own call. Recursive: a callback
- * may drive another profiler. Never held by the range calls. */
-static pthread_mutex_t drive_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+/* Read-locked by start, step, stop, destroy and the exit hook; write-locked,
+ * for good, by a terminating signal's helper thread (src/inject/
+ * exit_signals.c), so that it never stops a profiler in the middle of one of
+ * the program's calls, and those calls wait once it has. A reader lock, so
+ * that program threads never wait for each other because of it (a callback
+ * may drive another profiler, or wait for a thread that does); glibc's
+ * default kind prefers readers, so a thread may take it again inside a
+ * callback. Never taken by the range calls. */
+static pthread_rwlock_t drive_lock = PTHREAD_RWLOCK_INITIALIZER;
+
+static void drive_begin(void) { pthread_rwlock_rdlock(&drive_lock); }
 
 static sp_status drive_end(sp_status s)
 {
-    pthread_mutex_unlock(&drive_lock);
+    pthread_rwlock_unlock(&drive_lock);
     return s;
 }
-static sp_profiler *owner;
 
 /* ---- the live list, for the exit hook ---- */
 
@@ -108,7 +114,6 @@ static void live_remove(sp_profiler *p)
 
 static void lock_owner(void)
 {
-    pthread_mutex_lock(&drive_lock);
     pthread_mutex_lock(&owner_lock);
     pthread_mutex_lock(&live_lock);
 }
@@ -117,21 +122,15 @@ static void unlock_owner(void)
 {
     pthread_mutex_unlock(&live_lock);
     pthread_mutex_unlock(&owner_lock);
-    pthread_mutex_unlock(&drive_lock);
 }
 
-/* The child's thread is not the one that locked drive_lock in the parent
- * (a recursive mutex remembers its owner), so it is made anew. */
+/* drive_lock is left as it is: read locks of parent threads that do not
+ * exist in the child never block a reader, and the writer (a signal's
+ * helper thread) does not exist there either. */
 static void forget_owner(void)
 {
     owner = NULL;
-    pthread_mutex_unlock(&live_lock);
-    pthread_mutex_unlock(&owner_lock);
-    pthread_mutexattr_t attr;
-    pthread_mutexattr_init(&attr);
-    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
-    pthread_mutex_init(&drive_lock, &attr);
-    pthread_mutexattr_destroy(&attr);
+    unlock_owner();
 }
 
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
@@ -502,6 +501,8 @@ sp_status sp_profiler_create(const sp_options *opts, sp_profiler **out)
     sp_options defaults;
     sp_options_init(&defaults);
     if (!opts) opts = &defaults;
+    /* With STEPPROF_STEPS set, the program's first profiler takes the
+     * environment's settings and place (src/inject/env.c). */
     sp_options adopted;
     if (out && sp__env_adopt(opts, &adopted)) opts = &adopted;
     sp_trace_handler h = opts->on_trace_ready;
@@ -758,14 +759,14 @@ static void destroy_now(sp_profiler *p)
 void sp_profiler_destroy(sp_profiler *p)
 {
     if (!p) return;
-    pthread_mutex_lock(&drive_lock);
+    drive_begin();
     if (in_own_callback(p))
         /* From on_trace_ready or span_hook: p is still in use by the call
          * that ran it, which destroys it when it returns. */
         p->destroy_deferred = 1;
     else
         destroy_now(p);
-    pthread_mutex_unlock(&drive_lock);
+    drive_end(SP_OK);
 }
 
 /* The exit hook: every profiler of this process that was started and never
@@ -794,14 +795,14 @@ static void stop_all(const char *when)
 
 static void at_exit(void)
 {
-    pthread_mutex_lock(&drive_lock);
+    drive_begin();
     stop_all("at exit");
-    pthread_mutex_unlock(&drive_lock);
+    drive_end(SP_OK);
 }
 
 void sp__profilers_stop_for_signal(const char *when)
 {
-    pthread_mutex_lock(&drive_lock); /* kept: the process dies next */
+    pthread_rwlock_wrlock(&drive_lock); /* kept: the process dies next */
     stop_all(when);
 }
 
@@ -870,18 +871,18 @@ sp_status sp__profiler_submit(sp_profiler *p, const char *path, sp_format format
 
 sp_status sp_profiler_start(sp_profiler *p)
 {
-    pthread_mutex_lock(&drive_lock);
+    drive_begin();
     return drive_end(start_locked(p));
 }
 
 sp_status sp_profiler_stop(sp_profiler *p)
 {
-    pthread_mutex_lock(&drive_lock);
+    drive_begin();
     return drive_end(stop_locked(p));
 }
 
 sp_status sp_profiler_step(sp_profiler *p, int64_t num_samples)
 {
-    pthread_mutex_lock(&drive_lock);
+    drive_begin();
     return drive_end(step_locked(p, num_samples));
 }
