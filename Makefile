@@ -210,7 +210,7 @@ bench: build
 
 # Rewrites tests/golden/ from the current output; review `git diff tests/golden` before committing.
 golden: build
-	cd $(BUILD) && SP_UPDATE_GOLDEN=1 ctest -R 'summary|pb_wire' --output-on-failure
+	cd $(BUILD) && SP_UPDATE_GOLDEN=1 ctest -R 'summary|pb_wire|json_paddle' --output-on-failure
 	git diff --stat -- tests/golden
 
 # The prefix is given at install time, so it holds whatever build/ was

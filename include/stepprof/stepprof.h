@@ -693,6 +693,94 @@ typedef struct sp_external_event {
 SP_API sp_status sp_profiler_add_events(sp_profiler *prof, const sp_external_event *events,
                                         size_t count);
 
+/* An allocation or free that another tracer measured (paddle's memory
+ * recorder, ...), to be added to a span with sp_profiler_add_memory_events.
+ * The time is CLOCK_REALTIME nanoseconds, as for sp_external_event. */
+typedef struct sp_external_mem_event {
+    uint64_t tid; /* the OS thread id of the thread that allocated or freed */
+    sp_mem_event_type type;
+    const char *place; /* place_len bytes, copied ("Place(cpu)"); need not be terminated */
+    size_t place_len;
+    int64_t ts_ns; /* CLOCK_REALTIME */
+    sp_mem_info info;
+} sp_external_mem_event;
+
+/* Adds memory events measured outside stepprof to the span being recorded,
+ * as if sp_memory_event had reported them: when the span is collected each
+ * goes to the thread of its tid (a thread with none of its own gets an
+ * entry), in time order among that thread's memory events, and is charged to
+ * the innermost range containing its time, so they feed the Memory Summary
+ * and the trace's [memory] events. Times are moved onto the span's time line
+ * exactly as sp_profiler_add_events moves ranges' times, so an event and the
+ * range that was open when it happened stay nested. An event whose time lies
+ * outside the span is dropped and counted as out_of_window; places are cut
+ * at 4096 bytes (counted in names_cut) and invalid UTF-8 in them is repaired
+ * (counted in invalid_utf8). They are added whether or not the profiler was
+ * created with profile_memory: that option decides whether sp_memory_event
+ * records, which costs on the hot path; a caller of this function has
+ * decided already. Events added to a span that is then discarded are
+ * dropped with it.
+ * Errors: SP_EINVAL (NULL profiler, NULL events with count > 0, an unknown
+ * type, or a NULL place with place_len > 0: nothing is added), SP_ESTATE
+ * (the profiler records no span now, READY included), SP_EBUSY (called from
+ * on_trace_ready), SP_ENOMEM (nothing is added).
+ * Cost: one copy of each event and place (a place equal to the previous
+ * event's is stored once); nothing is converted until the span is
+ * collected. The copies are not counted against buffer_cap_bytes.
+ * Threads: as sp_profiler_add_events. */
+SP_API sp_status sp_profiler_add_memory_events(sp_profiler *prof,
+                                               const sp_external_mem_event *events, size_t count);
+
+/* One input tensor of an operator, for sp_op_info. */
+typedef struct sp_op_input {
+    const char *key; /* key_len bytes, copied: the op's name for the input ("X", "Y") */
+    size_t key_len;
+    const int64_t *dims; /* rank sizes, copied; a negative size is kept (an unknown dim) */
+    size_t rank;         /* at most SP_OP_RANK_MAX; NULL dims need rank 0 */
+    const char *dtype;   /* dtype_len bytes, copied ("float32"); may be empty */
+    size_t dtype_len;
+} sp_op_input;
+
+#define SP_OP_RANK_MAX 64
+
+/* What another tracer recorded about one operator run (paddle's op info
+ * recorder: input shapes and dtypes, call stack), with its FLOPs, for
+ * sp_profiler_add_op_info. Inputs with the same key one after another are
+ * one key's list, in order, as paddle's input_shapes holds them. */
+typedef struct sp_op_info {
+    uint64_t tid;        /* the OS thread id of the thread it ran on */
+    int64_t time_ns;     /* CLOCK_REALTIME, inside the op's range and in none of its children */
+    const char *op_type; /* op_type_len bytes, copied ("matmul") */
+    size_t op_type_len;
+    const sp_op_input *inputs; /* input_count entries */
+    size_t input_count;
+    const char *callstack; /* callstack_len bytes, copied; frames joined by ";"; may be empty */
+    size_t callstack_len;
+    uint64_t flops; /* the op's FLOPs, 0 when unknown */
+} sp_op_info;
+
+/* Adds operator information measured outside stepprof to the span being
+ * recorded (the Python package adds paddle's with record_shapes or
+ * with_flops). When the span is collected each op's time goes onto the
+ * span's time line as sp_profiler_add_events' times do, and the op is
+ * attached to the innermost range of its thread containing that time: the
+ * trace writes its inputs as that range's "Input Dims" and "Input type"
+ * args (and "Call stack"), the Operator Summary adds its flops to the
+ * range's row (docs/semantics.md §6.5), and the .pb export keeps them. An op
+ * whose time lies outside the span is dropped and counted as out_of_window;
+ * names, dtypes and call stacks are cut at 4096 bytes (counted in
+ * names_cut); invalid UTF-8 is repaired (counted in invalid_utf8). Ops added
+ * to a span that is then discarded are dropped with it.
+ * Errors: SP_EINVAL (NULL profiler, NULL ops with count > 0, NULL inputs
+ * with input_count > 0, a NULL text with a length > 0, NULL dims with
+ * rank > 0, rank > SP_OP_RANK_MAX: nothing is added), SP_ESTATE (the
+ * profiler records no span now), SP_EBUSY (called from on_trace_ready),
+ * SP_ENOMEM (nothing is added).
+ * Cost: one copy of each op; nothing is converted until the span is
+ * collected. The copies are not counted against buffer_cap_bytes.
+ * Threads: as sp_profiler_add_events. */
+SP_API sp_status sp_profiler_add_op_info(sp_profiler *prof, const sp_op_info *ops, size_t count);
+
 typedef enum sp_format {
     SP_FORMAT_AUTO = 0, /* from the path: ".gz" -> JSON_GZ, otherwise JSON */
     SP_FORMAT_JSON,     /* Chrome-trace JSON (Kineto dialect) */

@@ -1,6 +1,7 @@
-/* core.h: what the files of stepprof._core share. The extension wraps only the
- * public C API (stepprof.h); each .c file holds one Python type or one group
- * of functions, and the module file (module.c) registers them.
+/* core.h: what the files of stepprof._core share. The extension wraps the
+ * public C API (stepprof.h), and one internal pair (load_timer.c, says why);
+ * each .c file holds one Python type or one group of functions, and the
+ * module file (module.c) registers them.
  *
  * GIL rule of the whole extension: every C callback that may reach Python
  * (scheduler, on_trace_ready, log, report, handler release) takes the GIL
@@ -81,5 +82,10 @@ int spx_path(PyObject *arg, PyObject **out_obj);
 /* Runs fn(out) with out an in-memory FILE, then returns what was written as
  * a Python str. fn returns an sp_status; failure raises. */
 PyObject *spx_capture(sp_status (*fn)(FILE *out, void *ctx), void *ctx);
+
+/* _reader_load_begin(reader_id) / _reader_load_end(): a load timed for the
+ * benchmark timer without an event (load_timer.c). */
+PyObject *spx_reader_load_begin(PyObject *mod, PyObject *arg);
+PyObject *spx_reader_load_end(PyObject *mod, PyObject *unused);
 
 #endif

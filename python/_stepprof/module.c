@@ -64,6 +64,10 @@ static PyMethodDef module_methods[] = {
     {"event_type_name", event_type_name, METH_O, "paddle's name of a TracerEventType value."},
     {"record_event_interleaved", spx_record_event_interleaved, METH_NOARGS,
      "How many RecordEvent ends closed ranges begun inside them that were still open."},
+    {"_reader_load_begin", spx_reader_load_begin, METH_O,
+     "_reader_load_begin(reader_id): a data load begins on this thread (reader_cost)."},
+    {"_reader_load_end", spx_reader_load_end, METH_NOARGS,
+     "_reader_load_end(): the load begun on this thread ends; the benchmark timer takes it."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -446,10 +446,188 @@ static PyObject *pr_add_events(PyObject *self, PyObject *arg)
     return spx_raise(s);
 }
 
+/* _add_memory_events(events): sp_profiler_add_memory_events with a sequence
+ * of (tid, type, place, ts_ns, addr, bytes, current_allocated,
+ * current_reserved, peak_allocated, peak_reserved) tuples, the time on
+ * CLOCK_REALTIME. Returns as _add_events does. */
+static PyObject *pr_add_memory_events(PyObject *self, PyObject *arg)
+{
+    if (check_reader(SELF) < 0) return NULL;
+    PyObject *seq = PySequence_Fast(arg, "_add_memory_events: a sequence of tuples expected");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    sp_external_mem_event *ev = PyMem_RawMalloc(sizeof *ev * (size_t)(n ? n : 1));
+    if (!ev) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned long long tid, addr, cur_alloc, cur_res, peak_alloc, peak_res;
+        int type;
+        const char *place;
+        Py_ssize_t len;
+        long long ts, bytes;
+        if (!PyTuple_Check(items[i]) ||
+            !PyArg_ParseTuple(items[i], "Kis#LKLKKKK:_add_memory_events", &tid, &type, &place, &len,
+                              &ts, &addr, &bytes, &cur_alloc, &cur_res, &peak_alloc, &peak_res)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError,
+                                "_add_memory_events: (tid, type, place, ts_ns, addr, bytes, "
+                                "current_allocated, current_reserved, peak_allocated, "
+                                "peak_reserved) expected");
+            PyMem_RawFree(ev);
+            Py_DECREF(seq);
+            return NULL;
+        }
+        ev[i] = (sp_external_mem_event){(uint64_t)tid,
+                                        (sp_mem_event_type)type,
+                                        place,
+                                        (size_t)len,
+                                        ts,
+                                        {addr, bytes, cur_alloc, cur_res, peak_alloc, peak_res}};
+    }
+    /* The places are borrowed from the tuples, which seq keeps alive. */
+    sp_status s = sp_profiler_add_memory_events(SELF->prof, ev, (size_t)n);
+    PyMem_RawFree(ev);
+    Py_DECREF(seq);
+    if (s == SP_OK) Py_RETURN_TRUE;
+    if (s == SP_ESTATE || s == SP_EBUSY) Py_RETURN_FALSE;
+    return spx_raise(s);
+}
+
+/* An op's inputs as a fast sequence of (key, dims, dtype) tuples, with
+ * their count and their dims' total; NULL with an exception set. */
+static PyObject *op_inputs(PyObject *op_inputs_obj, Py_ssize_t *dims)
+{
+    PyObject *seq = PySequence_Fast(op_inputs_obj, "_add_op_info: inputs must be a sequence");
+    if (!seq) return NULL;
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(seq); k++) {
+        Py_ssize_t rank = PyTuple_Check(items[k]) && PyTuple_GET_SIZE(items[k]) == 3
+                              ? PySequence_Size(PyTuple_GET_ITEM(items[k], 1))
+                              : -1;
+        if (rank < 0) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_TypeError, "_add_op_info: an input is (key, dims, dtype)");
+            Py_DECREF(seq);
+            return NULL;
+        }
+        *dims += rank;
+    }
+    return seq;
+}
+
+/* _add_op_info(ops): sp_profiler_add_op_info with a sequence of
+ * (tid, time_ns, op_type, [(key, dims, dtype), ...], callstack, flops)
+ * tuples, times on CLOCK_REALTIME. Returns True when they were added, False
+ * when no span records now (or inside on_trace_ready), and raises for a bad
+ * tuple (ValueError for what the C API refuses, such as a rank over 64). */
+static PyObject *pr_add_op_info(PyObject *self, PyObject *arg)
+{
+    if (check_reader(SELF) < 0) return NULL;
+    PyObject *seq = PySequence_Fast(arg, "_add_op_info: a sequence of tuples expected");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), inputs = 0, dims = 0;
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    PyObject **lists = PyMem_RawCalloc((size_t)(n ? n : 1), sizeof *lists);
+    sp_op_info *ops = PyMem_RawCalloc((size_t)(n ? n : 1), sizeof *ops);
+    sp_op_input *in = NULL;
+    int64_t *dv = NULL;
+    PyObject *ret = NULL;
+    if (!lists || !ops) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned long long tid, flops;
+        long long time_ns;
+        const char *type, *stack;
+        Py_ssize_t type_len, stack_len;
+        PyObject *list;
+        if (!PyTuple_Check(items[i]) ||
+            !PyArg_ParseTuple(items[i], "KLs#Os#K:_add_op_info", &tid, &time_ns, &type, &type_len,
+                              &list, &stack, &stack_len, &flops)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "_add_op_info: (tid, time_ns, op_type, inputs, "
+                                                 "callstack, flops) expected");
+            goto done;
+        }
+        if (!(lists[i] = op_inputs(list, &dims))) goto done;
+        ops[i] = (sp_op_info){.tid = (uint64_t)tid,
+                              .time_ns = time_ns,
+                              .op_type = type,
+                              .op_type_len = (size_t)type_len,
+                              .callstack = stack,
+                              .callstack_len = (size_t)stack_len,
+                              .flops = (uint64_t)flops,
+                              .input_count = (size_t)PySequence_Fast_GET_SIZE(lists[i])};
+        inputs += PySequence_Fast_GET_SIZE(lists[i]);
+    }
+    in = PyMem_RawMalloc(sizeof *in * (size_t)(inputs ? inputs : 1));
+    dv = PyMem_RawMalloc(sizeof *dv * (size_t)(dims ? dims : 1));
+    if (!in || !dv) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t at = 0, dat = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        ops[i].inputs = &in[at];
+        PyObject **tuples = PySequence_Fast_ITEMS(lists[i]);
+        for (size_t k = 0; k < ops[i].input_count; k++, at++) {
+            PyObject *key = PyTuple_GET_ITEM(tuples[k], 0), *dtype = PyTuple_GET_ITEM(tuples[k], 2);
+            PyObject *shape = PySequence_Fast(PyTuple_GET_ITEM(tuples[k], 1),
+                                              "_add_op_info: dims must be a sequence");
+            Py_ssize_t key_len, dtype_len;
+            const char *k8 = shape ? PyUnicode_AsUTF8AndSize(key, &key_len) : NULL;
+            const char *d8 = k8 ? PyUnicode_AsUTF8AndSize(dtype, &dtype_len) : NULL;
+            if (!d8) {
+                Py_XDECREF(shape);
+                goto done;
+            }
+            Py_ssize_t rank = PySequence_Fast_GET_SIZE(shape);
+            if (rank > dims - dat) rank = dims - dat; /* the sequence grew since it was counted */
+            for (Py_ssize_t d = 0; d < rank; d++) {
+                dv[dat + d] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(shape, d));
+                if (dv[dat + d] == -1 && PyErr_Occurred()) break;
+            }
+            Py_DECREF(shape);
+            if (PyErr_Occurred()) goto done;
+            /* The keys and dtypes are borrowed from the tuples, which seq keeps alive. */
+            in[at] =
+                (sp_op_input){k8, (size_t)key_len, &dv[dat], (size_t)rank, d8, (size_t)dtype_len};
+            dat += rank;
+        }
+    }
+    sp_status s = sp_profiler_add_op_info(SELF->prof, ops, (size_t)n);
+    if (s == SP_OK)
+        ret = Py_True;
+    else if (s == SP_ESTATE || s == SP_EBUSY)
+        ret = Py_False;
+    else
+        spx_raise(s);
+    Py_XINCREF(ret);
+done:
+    for (Py_ssize_t i = 0; lists && i < n; i++)
+        Py_XDECREF(lists[i]);
+    PyMem_RawFree(lists);
+    PyMem_RawFree(ops);
+    PyMem_RawFree(in);
+    PyMem_RawFree(dv);
+    Py_DECREF(seq);
+    return ret;
+}
+
 static PyObject *pr_get_state(PyObject *self, void *closure)
 {
     (void)closure;
     return PyLong_FromLong(SELF->prof ? (long)sp_profiler_state(SELF->prof) : 0);
+}
+
+static PyObject *pr_get_running(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(SELF->prof && SELF->running);
 }
 
 static PyObject *pr_get_step_num(PyObject *self, void *closure)
@@ -538,6 +716,15 @@ static PyMethodDef pr_methods[] = {
     {"_add_events", pr_add_events, METH_O,
      "_add_events([(tid, type, name, start_ns, end_ns), ...]): ranges another tracer measured "
      "(CLOCK_REALTIME ns), added to the span being recorded; False when none is."},
+    {"_add_memory_events", pr_add_memory_events, METH_O,
+     "_add_memory_events([(tid, type, place, ts_ns, addr, bytes, current_allocated, "
+     "current_reserved, peak_allocated, peak_reserved), ...]): allocations and frees another "
+     "tracer measured (CLOCK_REALTIME ns), added to the span being recorded; False when none "
+     "is."},
+    {"_add_op_info", pr_add_op_info, METH_O,
+     "_add_op_info([(tid, time_ns, op_type, [(key, dims, dtype), ...], callstack, flops), ...]): "
+     "operators' inputs and FLOPs another tracer recorded, added to the span being recorded; "
+     "False when none is."},
     {"_stop_at_exit", pr_stop_at_exit, METH_NOARGS,
      "Stops a profiler still running at exit, saying so on sys.stderr."},
     {NULL, NULL, 0, NULL},
@@ -545,6 +732,7 @@ static PyMethodDef pr_methods[] = {
 
 static PyGetSetDef pr_getset[] = {
     {"_state", pr_get_state, NULL, "The current ProfilerState value.", NULL},
+    {"_running", pr_get_running, NULL, "Started and not stopped since.", NULL},
     {"step_num", pr_get_step_num, NULL, "The current step number.", NULL},
     {"misuse_count", pr_get_misuse, NULL, "Misuses of the API counted (step after stop, ...).", NULL},
     {NULL, NULL, NULL, NULL, NULL},

@@ -11,7 +11,18 @@ the tracer is stopped and its event tree walked: every host event
 (operators, OperatorInner, kernel launches, backward nodes, the optimizer,
 the DataLoader, paddle's RecordEvents) goes to the span through
 Profiler._add_events with paddle's own type, its thread's OS id and its
-CLOCK_REALTIME times, which the C core puts on the span's time line.
+CLOCK_REALTIME times, which the C core puts on the span's time line. With
+profile_memory, paddle's memory recorder runs with the tracer, as under
+paddle.profiler, and the allocations and frees hanging on the tree's nodes go
+to the span through Profiler._add_memory_events the same way.
+
+With record_shapes or with_flops the span also runs paddle's op info
+recorder (paddle.base.core.enable_op_info_recorder, as paddle.profiler's
+start does), and each Operator node's input shapes, dtypes and call stack go
+to the span through Profiler._add_op_info, with the FLOPs that paddle's
+public paddle.utils.flops.flops gives for them: the numbers paddle.profiler
+prints. paddle 3.3.1's dygraph and PIR executors record no op info, so there
+every Operator has empty shapes and 0 FLOPs, in paddle.profiler as here.
 
 paddle's tracer serves one profiler at a time (a second _Profiler.create
 returns None), so the tracer is created at each span's start and released at
@@ -24,7 +35,7 @@ import os
 import sys
 import warnings
 
-from . import _core
+from . import _core, _paddle_flag
 from ._enums import TracerEventType
 
 #: paddle versions whose tracer objects this module was written against and
@@ -95,29 +106,122 @@ def _type_map(core):
     return out
 
 
+#: paddle's TracerMemEventType names, as sp_mem_event_type numbers them.
+_MEM_TYPES = {"Allocate": 0, "Free": 1, "ReservedAllocate": 2, "ReservedFree": 3}
+
+
+def _mem_type_map(core):
+    """paddle's TracerMemEventType values -> stepprof's, matched by name;
+    a kind stepprof lacks maps to -1 and its events are left out."""
+    return {int(member.value): _MEM_TYPES.get(name, -1)
+            for name, member in core.TracerMemEventType.__members__.items()}
+
+
 #: Events handed to the span at a time: the tuples of one batch (about 200
 #: bytes each) are all that is held on the Python side, however long the span.
 BATCH = 65536
 
 
-def events_of(result, types, batch=None):
+def events_of(result, types, batch=None, memory=None):
     """The host events of a paddle _ProfilerResult as (tid, type, name,
     start_ns, end_ns) tuples, parents before children: one list, or, with
     batch=n, a generator of lists of at most n. paddle's ProfileStep ranges
     are left out: the stepprof profiler records its own steps. Each
     attribute read crosses pybind11 (0.3 to 0.9 us), so a node is read once,
-    its type by value, and its thread id comes from the tree it hangs in."""
+    its type by value, and its thread id comes from the tree it hangs in.
+    memory, when given, is (mem_types, add): the memory events of every node
+    (roots and paddle's steps included) go to add as lists of at most batch
+    memory_tuples, in the same walk."""
     if batch is None:
-        return [e for part in events_of(result, types, BATCH) for e in part]
-    return _batches(result, types, batch)
+        return [e for part in events_of(result, types, BATCH, memory) for e in part]
+    return _batches(result, types, batch, memory)
 
 
-def _batches(result, types, batch):
+def memory_tuples(tid, node, mem_types):
+    """The memory events hanging on a paddle host node as (tid, type, place,
+    ts_ns, addr, bytes, current_allocated, current_reserved, peak_allocated,
+    peak_reserved) tuples, for Profiler._add_memory_events. The tree's thread
+    id is used, as for the node's own event: paddle hangs a memory event on
+    a node of the thread that made it."""
+    out = []
+    for m in node.mem_node:
+        kind = mem_types.get(m.type.value, -1)
+        if kind >= 0:
+            out.append((tid, kind, m.place, m.timestamp_ns, m.addr, m.increase_bytes,
+                        m.current_allocated, m.current_reserved, m.peak_allocated,
+                        m.peak_reserved))
+    return out
+
+
+def _opname(name):
+    """The op type FLOPs are computed for, from an Operator node's name, as
+    paddle's statistic reads it ("matmul dygraph" -> "matmul")."""
+    for suffix in (" compute", " dygraph", " pybind_imperative_func"):
+        name = name.replace(suffix, "")
+    return name
+
+
+def op_info_of(result, types, flops=None):
+    """The op info of a paddle _ProfilerResult's Operator nodes, as
+    (tid, time_ns, op_type, [(key, dims, dtype), ...], callstack, flops)
+    tuples for Profiler._add_op_info: only nodes that carry some (shapes or
+    a call stack). The capture gets the same from the one walk that hands
+    over the events (_batches' ops, then op_info_from). types: _type_map's."""
+    ops = []
+    for _ in _batches(result, types, BATCH, ops=ops):
+        pass
+    return op_info_from(ops, flops)
+
+
+def op_info_from(ops, flops=None):
+    """op_info_of's tuples for the (tid, node, name, start_ns) of Operator
+    nodes. time_ns is the node's start, which the C core places where it
+    places the node's. flops is paddle.utils.flops.flops or None (then 0);
+    it is called, as paddle's statistic calls it, with the op type (the name
+    without " dygraph", ...), the shapes and the attributes, but only for a
+    node with shapes: each of paddle's counters needs them and answers 0
+    without (paddle 3.3.1's 20 counters all do), and reading a node's
+    attributes and calling the counter cost more than the rest. A node
+    without op info costs two pybind11 reads (input_shapes, callstack)."""
+    out = []
+    for tid, node, name, start_ns in ops:
+        shapes = node.input_shapes
+        callstack = node.callstack
+        if not shapes and not callstack:
+            continue
+        if not isinstance(callstack, str):
+            callstack = ";".join(callstack)
+        op_type = _opname(name)
+        n = 0
+        inputs = []
+        if shapes:
+            if flops is not None:
+                n = flops(op_type, shapes, node.attributes)
+            dtypes = node.dtypes or {}
+            for key, dims_list in shapes.items():
+                types_of = dtypes.get(key) or []
+                for i, dims in enumerate(dims_list):
+                    if len(dims) <= 64:  # SP_OP_RANK_MAX
+                        inputs.append((str(key), dims,  # ints: the C side reads any sequence
+                                       str(types_of[i]) if i < len(types_of) else ""))
+        out.append((tid, start_ns, op_type, inputs, callstack, max(0, int(n or 0))))
+    return out
+
+
+def _batches(result, types, batch, memory=None, ops=None):
+    """events_of's batches; memory as events_of's; with a list as ops,
+    (tid, node, name, start_ns) of each Operator node is appended to it."""
     step = int(TracerEventType.ProfileStep)
     other = int(TracerEventType.UserDefined)
+    operator = int(TracerEventType.Operator)
+    keep = ops.append if ops is not None else None
     get = types.get
+    mem_types, add_memory = memory if memory else (None, None)
+    mems = []
     out = []
     for tid, root in result.get_data().items():
+        if add_memory:
+            mems += memory_tuples(tid, root, mem_types)
         # Depth first, parents before children, with an explicit stack of
         # iterators: paddle's trees can nest deeper than Python's recursion.
         stack = [iter(root.children_node)]
@@ -128,15 +232,34 @@ def _batches(result, types, batch):
                 continue
             t = get(node.type.value, other)
             if t != step:
-                out.append((tid, t, node.name, node.start_ns, node.end_ns))
+                name, start = node.name, node.start_ns
+                out.append((tid, t, name, start, node.end_ns))
+                if keep is not None and t == operator:
+                    keep((tid, node, name, start))
                 if len(out) >= batch:
                     yield out
                     out = []
+            if add_memory:
+                mems += memory_tuples(tid, node, mem_types)
+                if len(mems) >= batch:
+                    add_memory(mems)
+                    mems = []
             kids = node.children_node
             if kids:
                 stack.append(iter(kids))
+    if mems:
+        add_memory(mems)
     if out:
         yield out
+
+
+def _flops_function():
+    """paddle's public FLOPs counter (paddle.utils.flops.flops), or None."""
+    try:
+        from paddle.utils.flops import flops
+    except Exception:
+        return None
+    return flops
 
 
 # The process whose stepprof span holds paddle's tracer, or None. A process
@@ -155,16 +278,38 @@ def _busy_reason():
             "time): stepprof spans record the hand-marked ranges only until it is deleted")
 
 
+def _memory_recorder(core, on):
+    """Turns paddle's memory recorder on or off as paddle.profiler does
+    (enable_memory_recorder / disable_memory_recorder) and returns whether
+    it was on before (FLAGS_enable_record_memory, the flag those two set;
+    None when paddle cannot say)."""
+    try:
+        import paddle
+        before = bool(paddle.get_flags(["FLAGS_enable_record_memory"])
+                      ["FLAGS_enable_record_memory"])
+    except Exception:  # a paddle without the flag: assume off, as paddle starts
+        before = None
+    (core.enable_memory_recorder if on else core.disable_memory_recorder)()
+    return before
+
+
 class PaddleCapture:
     """paddle's host tracer for one stepprof Profiler: begin() at the start of
     each recorded span, end() just before the span is collected (with the
-    profiler's _add_events) or discarded (None)."""
+    profiler's _add_events) or discarded (None). With memory, paddle's
+    memory recorder runs while the tracer does, and is put back as it was
+    at end()."""
 
-    def __init__(self):
+    def __init__(self, memory=False, op_info=False):
+        self._op_info = bool(op_info)  # record_shapes or with_flops
+        self._recorder_on = False
         self._tracer = None
-        self._flag_before = None
         self._busy_warned = False
         self._types = None
+        self._memory = bool(memory)
+        self._mem_types = None
+        self._memory_before = None  # the recorder's state before begin(), while it runs
+        self._memory_on = False
 
     @property
     def running(self):
@@ -189,35 +334,83 @@ class PaddleCapture:
         if self._types is None:
             self._types = _type_map(core)
         utils.wrap_optimizers()  # idempotent; paddle.profiler.Profiler() does the same
-        self._flag_before = utils._is_profiler_used
-        utils._is_profiler_used = True
+        _paddle_flag.hold(utils)
         try:
+            if self._memory:
+                self._memory_start(core)
+            if self._op_info and hasattr(core, "enable_op_info_recorder"):
+                core.enable_op_info_recorder()
+                self._recorder_on = True
             tracer.prepare()
             tracer.start()
         except BaseException:
+            self._recorder_off()
             # end() will not run for a tracer that never started: put paddle's
             # flag back, or its DataLoader and optimizer would record events
-            # for the rest of the process.
-            utils._is_profiler_used = bool(self._flag_before)
+            # for the rest of the process; the memory recorder likewise.
+            _paddle_flag.release(utils)
+            self._memory_stop(core)
             raise
         self._tracer = tracer
         global _held_in
         _held_in = os.getpid()
 
-    def end(self, add):
+    def _memory_start(self, core):
+        """paddle's memory recorder on for the span, as paddle.profiler turns
+        it on at start (before its tracer starts)."""
+        if self._mem_types is None:
+            if not all(hasattr(core, n) for n in ("enable_memory_recorder",
+                                                   "disable_memory_recorder",
+                                                   "TracerMemEventType")):
+                self._memory = False
+                warnings.warn("this paddle has no memory recorder (paddle.base.core."
+                              "enable_memory_recorder): profile_memory shows no paddle "
+                              "allocations", _core.StepprofWarning, stacklevel=4)
+                return
+            self._mem_types = _mem_type_map(core)
+        self._memory_before = _memory_recorder(core, True)
+        self._memory_on = True
+
+    def _memory_stop(self, core):
+        """Puts paddle's memory recorder back as begin() found it: off, unless
+        something had turned it on before."""
+        if self._memory_on:
+            self._memory_on = False
+            if not self._memory_before:
+                core.disable_memory_recorder()
+
+    def _recorder_off(self):
+        if self._recorder_on:
+            self._recorder_on = False
+            from paddle.base import core
+            core.disable_op_info_recorder()
+
+    def end(self, add, add_memory=None, add_ops=None):
         """Stops paddle's tracer; add(events) receives its events, unless add
-        is None (the span is discarded)."""
+        is None (the span is discarded), add_memory(memory events) the
+        memory recorder's, when it ran and add_memory is given, and
+        add_ops(ops) its op info when op info is recorded."""
         tracer, self._tracer = self._tracer, None
         if tracer is None:
             return
         global _held_in
         _held_in = None
+        memory = self._memory_on
         try:
             result = tracer.stop()
         finally:
+            self._recorder_off()
+            from paddle.base import core
             from paddle.profiler import utils
-            utils._is_profiler_used = bool(self._flag_before)
+            _paddle_flag.release(utils)
+            self._memory_stop(core)
             del tracer  # frees paddle's single tracer for the next span or paddle.profiler
         if add is not None and result is not None:
-            for part in events_of(result, self._types, BATCH):
+            mem = (self._mem_types, add_memory) if memory and add_memory is not None else None
+            nodes = [] if self._op_info and add_ops is not None else None
+            for part in _batches(result, self._types, BATCH, mem, nodes):
                 add(part)
+            if nodes:
+                ops = op_info_from(nodes, _flops_function())
+                if ops:
+                    add_ops(ops)

@@ -1,8 +1,12 @@
 """stepprof.profiler.timer: paddle.profiler.timer's benchmark(), the
 throughput timer behind step_info() and the Perf Summary, on stepprof's C
 timer (a timer_only Profiler of its own). Registered as the submodule
-stepprof.profiler.timer."""
+stepprof.profiler.timer. With paddle imported, paddle.io.DataLoader's loads
+reach it through paddle's own benchmark hooks (_paddle_reader.py), as they
+reach every running stepprof profiler."""
 import threading
+
+from . import _core
 
 __all__ = ["benchmark", "Benchmark"]
 
@@ -15,7 +19,7 @@ class Benchmark:
 
     def __init__(self):
         self._prof = None
-        self._reader = None
+        self._reader_id = 0
 
     def begin(self):
         """Starts timing (a timer_only Profiler); ends a running one first."""
@@ -35,25 +39,22 @@ class Benchmark:
         return "" if self._prof is None else self._prof.step_info(unit)
 
     def before_reader(self):
-        """Call before fetching a batch: reader_cost starts."""
-        from ._enums import TracerEventType
-        from ._record import RecordEvent
-        self._reader = RecordEvent("Dataloader", TracerEventType.Dataloader)
-        self._reader.begin()
+        """Call before fetching a batch: reader_cost starts. Like paddle's,
+        it records no event."""
+        _core._reader_load_begin(self._reader_id)
 
     def after_reader(self):
         """Call after fetching a batch: reader_cost ends."""
-        if self._reader is not None:
-            self._reader.end()
-            self._reader = None
+        _core._reader_load_end()
 
     def after_step(self):
         """paddle's hook at the end of a step; step() does the timing here."""
 
     def check_if_need_record(self, reader):
-        """paddle hooks its DataLoader here; time loading with
-        before_reader() / after_reader() or a Dataloader RecordEvent."""
-        del reader
+        """Names the loader of the next before_reader() (paddle's DataLoader
+        passes its iterator): a loader over another dataset pauses timing
+        until the first one loads again, as in paddle."""
+        self._reader_id = id(getattr(reader, "_dataset", reader))
 
     def end(self):
         """Stops timing and prints the Perf Summary, as paddle's does."""

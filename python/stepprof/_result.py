@@ -268,7 +268,8 @@ _NO_FILE = object()
 def load_profiler_result(filename=_NO_FILE, *, file_name=_NO_FILE):
     """paddle's load_profiler_result(filename): reads a result saved by
     export_protobuf or export(path, "pb") (stepprof's or paddle's .pb files),
-    or stepprof's Chrome-trace JSON (.json, .json.gz), as a ProfilerResult
+    or a Chrome-trace JSON (.json, .json.gz: stepprof's own, or paddle's from
+    export_chrome_tracing / export(path, "json")), as a ProfilerResult
     whose summary() and tables work as on a live one. file_name= (stepprof's
     earlier spelling) still works. Raises OSError when the file cannot be
     read and ValueError when it is not a valid trace."""

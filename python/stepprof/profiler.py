@@ -28,6 +28,7 @@ from ._dropin import wants_perf_summary as _wants_perf_summary
 from ._enums import (LineKind, ProfilerState, ProfilerTarget, SortedKeys, SummaryView,
                      TracerEventType)
 from ._enums import coerce as _coerce
+from . import _paddle_reader
 from ._paddle_capture import PaddleCapture as _PaddleCapture
 from ._handlers import TraceHandler, export_chrome_tracing, export_protobuf, tensorboard_trace_handler
 from ._record import RecordEvent, record_function
@@ -176,7 +177,10 @@ class Profiler(_PaddleAttributes, _core.Profiler):
         since torch prints nothing. Warnings are StepprofWarnings, through
         Python's warnings module (warnings.filterwarnings silences them).
     record_shapes, profile_memory, with_flops, with_stack: as paddle/torch.
-    emit_nvtx, custom_device_types: accepted for compatibility.
+    emit_nvtx: as paddle's: paddle's RecordEvents are turned on from
+        start() to stop(), also with timer_only (NVTX on a GPU build of
+        paddle is paddle's doing).
+    custom_device_types: accepted for compatibility.
 
     stepprof's own options (sp_options in the C header says more):
     buffer_cap_bytes: the cap on event buffer memory, in bytes (None: the
@@ -210,11 +214,13 @@ class Profiler(_PaddleAttributes, _core.Profiler):
         for w in caught:
             warnings.warn(w.message, w.category, stacklevel=2)
         self._timer_only = bool(timer_only)
+        self._emit_nvtx = bool(emit_nvtx)
         # paddle's own tracer beside each span, when paddle is imported and
         # the CPU is a target (_paddle_capture.py).
         self._paddle = None if self._timer_only or (
             targets and ProfilerTarget.CPU not in {_coerce(t, ProfilerTarget, "targets")
-                                                   for t in targets}) else _PaddleCapture()
+                                                   for t in targets}) \
+            else _PaddleCapture(memory=profile_memory, op_info=bool(record_shapes or with_flops))
         self._set_paddle_attributes(
             targets, _scheduler_value(scheduler) if isinstance(scheduler, (tuple, list))
             else scheduler, on_trace_ready, lambda: export_chrome_tracing("./profiler_log/"),
@@ -228,6 +234,17 @@ class Profiler(_PaddleAttributes, _core.Profiler):
         deleted), and its span delivered."""
         super().start()
         _started.add(self)
+        # paddle's DataLoader feeds the timer; emit_nvtx sets paddle's flag
+        # (_paddle_reader.py).
+        _paddle_reader.started(self, self._emit_nvtx)
+
+    def stop(self):
+        """Stops profiling: the span is collected and delivered to
+        on_trace_ready, and the Perf Summary printed (paddle's dialect)."""
+        try:
+            super().stop()
+        finally:
+            _paddle_reader.sync()
 
     def _span_event(self, event):
         """Called by the core when a span begins (0), is about to be
@@ -242,7 +259,8 @@ class Profiler(_PaddleAttributes, _core.Profiler):
             if event == 0:
                 cap.begin()
             else:
-                cap.end(self._add_events if event == 1 else None)
+                cap.end(self._add_events if event == 1 else None, self._add_memory_events,
+                        self._add_op_info if event == 1 else None)
         except Exception as e:  # paddle's tracer failed: say so once, go on
             self._paddle = None
             _warn(f"capturing paddle's events failed ({type(e).__name__}: {e}); this profiler "

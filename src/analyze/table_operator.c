@@ -13,7 +13,12 @@
  *   of the node's own runtime calls (table_opdev.c), grouped by name in the
  *   order the walk first meets them; calls and duration total/max/min.
  *   Printed only with op_detail, as §6.5 says; FLOPs "-".
- * - Op rows print the summed flops; none are recorded yet, so "0".
+ * - FLOPs (docs/semantics.md §6.5), as paddle counts them: a node's FLOPs
+ *   are those of the op supplements attached to it (or to a non-Operator
+ *   range inside it, not inside another Operator) when it is an Operator,
+ *   plus its children's; an op row prints the sum over its calls (so an
+ *   operator inside another counts in both rows), "0" when none were
+ *   recorded. Inner and device rows print "-", as paddle's do.
  * - Inner items of one op are found by a linear scan of that op's few inner
  *   names; op items through a name-id -> item map, reset per group.
  * - Helper threads (issue 17, docs/design.md "Work on helper threads"): an
@@ -55,6 +60,7 @@ typedef struct item {
     stat s;
     int32_t first_inner, last_inner;
     devlist devs;
+    uint64_t flops;
 } item;
 
 typedef struct inner {
@@ -77,6 +83,7 @@ typedef struct opindex {
     int32_t *ops, *up, *item;
     size_t n;
     unsigned char *outer;
+    uint64_t *flops; /* per node: its subtree's FLOPs; NULL when the thread has none */
 } opindex;
 
 /* A helper's range waiting for its op's item (the op's thread may be
@@ -192,6 +199,46 @@ static uint32_t name_key(const ctx *c, uint32_t id) { return id < c->map_n - 1 ?
 
 static int node_type(const sp__thread_model *t, int32_t k) { return t->thread->events[t->nodes[k].event].type; }
 
+/* The index of the node of event ev (nodes are in event order), or -1. */
+static int32_t node_of_event(const sp__thread_model *t, int32_t ev)
+{
+    size_t lo = 0, hi = t->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((int32_t)t->nodes[mid].event < ev)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->count && (int32_t)t->nodes[lo].event == ev ? (int32_t)lo : -1;
+}
+
+/* Each node's FLOPs as paddle's statistic tree sums them: an Operator's own
+ * (its supplements') plus its children's. x->flops stays NULL when the
+ * thread has no FLOPs. Returns 0 or -1. */
+static int sum_flops(const sp__thread_model *t, opindex *x)
+{
+    const sp__thread *th = t->thread;
+    size_t k = 0;
+    while (k < th->op_count && th->ops[k].flops == 0)
+        k++;
+    if (k == th->op_count) return 0;
+    x->flops = sp__alloc(sizeof *x->flops * t->count);
+    if (!x->flops) return -1;
+    memset(x->flops, 0, sizeof *x->flops * t->count);
+    for (; k < th->op_count; k++) {
+        /* An op's time may fall in a child that starts with it: the op's
+         * FLOPs are its innermost Operator's. */
+        int32_t n = th->ops[k].host >= 0 ? node_of_event(t, th->ops[k].host) : -1;
+        while (n >= 0 && node_type(t, n) != SP_EVENT_OPERATOR)
+            n = t->nodes[n].parent;
+        if (n >= 0) x->flops[n] += th->ops[k].flops;
+    }
+    for (size_t i = t->count; i-- > 0;)
+        if (t->nodes[i].parent >= 0) x->flops[t->nodes[i].parent] += x->flops[i];
+    return 0;
+}
+
 /* Builds the opindex of every thread, in one pass over each thread's nodes
  * (parents come before their children). Returns 0 or -1. */
 static int index_ops(ctx *c)
@@ -228,6 +275,7 @@ static int index_ops(ctx *c)
         }
         sp__free(near);
         sp__free(opos);
+        if (sum_flops(t, x) != 0) return -1;
     }
     return 0;
 }
@@ -361,6 +409,7 @@ static void visit(void *vc, const sp__thread_model *t, const sp__node *n)
     if (!it) { c->failed = 1; return; }
     x->item[ops_index(x, self)] = (int32_t)(it - c->items);
     sp__item_stats_add(&it->s, t, n);
+    if (x->flops) it->flops += x->flops[self];
     if (c->opdev && add_devs(c, &it->devs, t, (size_t)(n - t->nodes))) { c->failed = 1; return; }
     for (int32_t k = n->first_child; k >= 0; k = t->nodes[k].next_sibling) {
         const sp__event *ce = &t->thread->events[t->nodes[k].event];
@@ -425,7 +474,7 @@ static void add_dev_rows(const ctx *c, sp__table *t, const char *prefix, const d
 
 static void add_group(const ctx *c, const sp__summary_opts *o, sp__table *t, size_t g)
 {
-    char title[64], name[SP__NAME_CELL_BYTES];
+    char title[64], name[SP__NAME_CELL_BYTES], flops[32];
     const char *unit = unit_of(o);
     item *first = &c->items[c->groups[g]];
     size_t n = c->groups[g + 1] - c->groups[g];
@@ -443,7 +492,8 @@ static void add_group(const ctx *c, const sp__summary_opts *o, sp__table *t, siz
         const item *it = &first[i];
         detail_name(name, sizeof name, "",
                     it->name == NO_OP_NAME ? "(no operator)" : sp__result_name(c->m->result, it->name));
-        add_row(t, name, &it->s, cpu_sum, gpu_sum, it->name == NO_OP_NAME ? "-" : "0", unit);
+        snprintf(flops, sizeof flops, "%llu", (unsigned long long)it->flops);
+        add_row(t, name, &it->s, cpu_sum, gpu_sum, it->name == NO_OP_NAME ? "-" : flops, unit);
         for (int32_t k = it->first_inner; o->op_detail && k >= 0; k = c->inners[k].next) {
             const inner *in = &c->inners[k];
             if (in->helper) {
@@ -528,6 +578,7 @@ done:
         sp__free(c.idx[i].up);
         sp__free(c.idx[i].item);
         sp__free(c.idx[i].outer);
+        sp__free(c.idx[i].flops);
     }
     sp__free(c.idx);
     sp__free(c.pend);

@@ -79,6 +79,7 @@ typedef struct sp__op_supplement {
     uint64_t op_id;
     size_t words;       /* offset in the thread's op_words */
     int32_t host;       /* attribution: innermost host event containing ts_ns, -1 = thread root */
+    uint64_t flops;     /* from sp_profiler_add_op_info (or a stepprof .pb); 0 = unknown */
 } sp__op_supplement;
 
 /* Instants and counter samples: zero-length marks that get a parent but are
@@ -143,10 +144,90 @@ typedef struct sp__ext_event {
     uint8_t name_cut; /* the name was longer than SP__EXT_NAME_MAX */
 } sp__ext_event;
 
+/* Memory events measured by another tracer (sp_profiler_add_memory_events),
+ * held with the external ranges until their span is collected
+ * (external_mem.c). Places live in one byte buffer, referred to by offset. */
+typedef struct sp__ext_mem {
+    uint64_t tid;
+    int64_t ts_ns; /* CLOCK_REALTIME, as given */
+    size_t place_off;
+    uint32_t place_len;
+    uint8_t type;      /* sp_mem_event_type, checked by the caller */
+    uint8_t place_cut; /* the place was longer than SP__EXT_NAME_MAX */
+    sp_mem_info info;
+} sp__ext_mem;
+
+typedef struct sp__ext_mems {
+    sp__ext_mem *mems;
+    size_t count, cap;
+    sp__buf places;
+} sp__ext_mems;
+
+void sp__ext_mems_init(sp__ext_mems *m);
+void sp__ext_mems_fini(sp__ext_mems *m);
+/* Forgets the events, keeping the memory for the next span. */
+void sp__ext_mems_clear(sp__ext_mems *m);
+/* Appends n events, copying their places (cut at SP__EXT_NAME_MAX bytes):
+ * all of them, or none on failure. Types must be checked by the caller.
+ * Returns 0 or -1 (out of memory). */
+int sp__ext_mems_add(sp__ext_mems *m, const sp_external_mem_event *events, size_t n);
+/* Moves the memory events into r's threads (a missing thread is added),
+ * merged by time with the memory events there (at equal times the thread's
+ * own first, then the added ones in the order given), before attribution.
+ * Times go onto the span's time line as the external ranges' do
+ * (sp__external_time); events outside r's span are counted as
+ * out_of_window. Cut or repaired places are counted in names_cut and
+ * invalid_utf8. Returns 0 or -1 (out of memory). */
+int sp__collect_ext_mems(sp_result *r, const sp__ext_mems *m, const sp__sync *start,
+                         const sp__sync *stop, const sp__tick_map *map);
+
+/* Operator information from sp_profiler_add_op_info (external_ops.c), kept
+ * as the events are: texts in one byte buffer by offset, each op's inputs a
+ * run of `inputs`, their dims a run of `dims`. */
+typedef struct sp__ext_text {
+    size_t off;
+    uint32_t len;
+    uint8_t cut; /* longer than SP__EXT_NAME_MAX */
+} sp__ext_text;
+
+typedef struct sp__ext_input {
+    sp__ext_text key, dtype;
+    size_t dims_off;
+    uint32_t rank;
+} sp__ext_input;
+
+typedef struct sp__ext_op {
+    uint64_t tid;
+    int64_t time_ns; /* CLOCK_REALTIME, as given */
+    sp__ext_text op_type, callstack;
+    uint64_t flops;
+    size_t first_input, input_count;
+} sp__ext_op;
+
+typedef struct sp__ext_ops {
+    sp__ext_op *ops;
+    size_t count, cap;
+    sp__ext_input *inputs;
+    size_t input_count, input_cap;
+    int64_t *dims;
+    size_t dim_count, dim_cap;
+    sp__buf text;
+} sp__ext_ops;
+
+void sp__ext_ops_init(sp__ext_ops *x);
+void sp__ext_ops_fini(sp__ext_ops *x);
+void sp__ext_ops_clear(sp__ext_ops *x);
+/* Appends n ops, copying their texts (cut at SP__EXT_NAME_MAX bytes) and
+ * dims: all of them, or none on failure. Arguments must be checked by the
+ * caller. Returns 0 or -1 (out of memory). */
+int sp__ext_ops_add(sp__ext_ops *x, const sp_op_info *ops, size_t n);
+
 typedef struct sp__external {
     sp__ext_event *events;
     size_t count, cap;
     sp__buf names;
+    sp__ext_mems mems; /* sp_profiler_add_memory_events */
+    sp__ext_ops ops; /* sp_profiler_add_op_info's */
 } sp__external;
 
 void sp__external_init(sp__external *x);
@@ -164,9 +245,18 @@ int sp__external_add(sp__external *x, const sp_external_event *events, size_t n)
  * through its start and stop sync points (sp__external_time). Ranges that
  * start outside r's span are counted as out_of_window; ends past the span
  * are cut at its end. Cut or repaired names are counted in names_cut and
- * invalid_utf8, as recorded names are. Returns 0 or -1 (out of memory). */
+ * invalid_utf8, as recorded names are. Then the memory events join their
+ * threads (sp__collect_ext_mems). Returns 0 or -1 (out of memory). */
 int sp__collect_external(sp_result *r, const sp__external *x, const sp__sync *start,
                          const sp__sync *stop, const sp__tick_map *map);
+
+/* Moves the added op information into r's threads as op supplements (a
+ * missing thread is added), each thread's in time order after any it had;
+ * times as sp__collect_external's. Ops outside r's span are counted as
+ * out_of_window, cut or repaired texts as names are. Call before
+ * sp__attribute. Returns 0 or -1 (out of memory). */
+int sp__collect_external_ops(sp_result *r, const sp__ext_ops *x, const sp__sync *start,
+                             const sp__sync *stop, const sp__tick_map *map);
 
 /* A CLOCK_REALTIME time read during the span [start, stop] on the span's
  * time line (map): the realtime clock is interpolated between the two sync

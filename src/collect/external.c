@@ -14,12 +14,16 @@ void sp__external_init(sp__external *x)
 {
     memset(x, 0, sizeof *x);
     sp__buf_init(&x->names);
+    sp__ext_mems_init(&x->mems);
+    sp__ext_ops_init(&x->ops);
 }
 
 void sp__external_fini(sp__external *x)
 {
     sp__free(x->events);
     sp__buf_fini(&x->names);
+    sp__ext_mems_fini(&x->mems);
+    sp__ext_ops_fini(&x->ops);
     memset(x, 0, sizeof *x);
 }
 
@@ -28,6 +32,8 @@ void sp__external_clear(sp__external *x)
     x->count = 0;
     x->names.len = 0;
     x->names.failed = 0;
+    sp__ext_mems_clear(&x->mems);
+    sp__ext_ops_clear(&x->ops);
 }
 
 /* How much of an event's name is kept: all of it, or SP__EXT_NAME_MAX
@@ -148,5 +154,5 @@ int sp__collect_external(sp_result *r, const sp__external *x, const sp__sync *st
         };
         if (append(t, &ev) != 0) return -1;
     }
-    return 0;
+    return sp__collect_ext_mems(r, &x->mems, start, stop, map);
 }

@@ -137,6 +137,8 @@ sp__pb_op_node *sp__pb_fill_op(sp__pb_scratch *s, const sp_result *r, const sp__
     e->thread_id = tid;
     e->callstack = name_of(r, op->callstack);
     e->op_id = op->op_id;
+    e->has_stepprof_flops = op->flops != 0;
+    e->stepprof_flops = op->flops;
     words w = {t->op_words + (op->words < t->op_word_count ? op->words : t->op_word_count),
                t->op_words + t->op_word_count};
     e->input_shapes = fill_shapes(s, r, &w);

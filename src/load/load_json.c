@@ -15,15 +15,19 @@
  * event's peaks become running maxima of its place's totals and its place
  * "Place(cpu)" or "Place(gpu:N)", per-thread drop counts are 0.
  *
- * Paddle's own chrome trace (trace-format.md §10.3) loads too: its cat is
- * the event type's name ("Operator", "ProfileStep", "PythonUserDefined"...),
- * its tids are strings ("6689(Python)", the number before the parenthesis
- * is the tid) and its names end in "[<dur> ms]", which is cut off. Its GPU
- * records (Kernel, Memcpy, Memset, CudaRuntime) are skipped as stepprof's
- * are. An event whose pid, tid, ts or dur holds a value of the wrong type
- * (a string or an object where a number belongs) is skipped and counted
- * (load_skipped), never dropped in silence. */
+ * Paddle's own chrome trace (trace-format.md §10.3) loads too, told apart
+ * by its content, event by event: its cat is the event type's name
+ * ("Operator", "ProfileStep", "PythonUserDefined"...), its tids are strings
+ * ("6689(Python)" and "6689(C++)", both thread 6689) and its names end in
+ * "[<dur> ms]", which is cut off. Its exact times, [memory] events and CUDA
+ * records (CudaRuntime calls, Kernel, Memcpy and Memset) come through
+ * json_paddle.c. In a file seen to be paddle's (a "<tid>(Python)" tid, a
+ * string span index), an event of a cat it does not know is skipped and
+ * counted. An event whose pid, tid, ts or dur holds a value of the wrong
+ * type (a string or an object where a number belongs) is skipped and
+ * counted (load_skipped), never dropped in silence. */
 #include "json_lex.h"
+#include "json_paddle.h"
 #include "load.h"
 
 #include <math.h>
@@ -49,8 +53,10 @@ typedef struct event {
     int64_t pid, tid, ts, dur;
     int has_pid, has_tid, has_ts, has_dur, has_first_value;
     int bad_type;  /* pid, tid, ts or dur held a value of the wrong type */
+    int paddle_tid; /* the tid was paddle's "<tid>(Python)" or "<tid>(C++)" */
     double first_value;
     int64_t addr, bytes, total_allocated, total_reserved, device_id, device_type;
+    sp__paddle_args pa;
 } event;
 
 typedef struct place_peak {
@@ -71,6 +77,8 @@ typedef struct jloader {
     event ev;
     int64_t base_ns;
     int have_span, have_counters, have_pid, have_events;
+    int paddle; /* the file is in paddle's dialect (§10.3), seen from its content */
+    sp__paddle_clock pclock;
     uint64_t skipped; /* events skipped for a field of the wrong type */
     int64_t span_start, span_end;
     place_peak *peaks;
@@ -121,6 +129,20 @@ static int read_string_into(jloader *l, sp__buf *dst)
     return dst->failed ? nomem(l) : 0;
 }
 
+/* A JSON number's text as an integer; one with a fraction or exponent is
+ * rounded, one past INT64_MAX read as unsigned (ids are written so). */
+static int64_t int_of_number(const char *t)
+{
+    if (strpbrk(t, ".eE")) {
+        double d = strtod(t, NULL);
+        return d >= 9.2e18 ? INT64_MAX : d <= -9.2e18 ? INT64_MIN : (int64_t)llround(d);
+    }
+    long long v = strtoll(t, NULL, 10);
+    if (v == LLONG_MAX && strcmp(t, "9223372036854775807") != 0)
+        v = (long long)strtoull(t, NULL, 10);
+    return v;
+}
+
 /* An integer value; a number with a fraction or exponent is rounded. A
  * string or other value is skipped and *ok set to 0 (and the event marked
  * as holding a value of the wrong type, unless the value is null). */
@@ -133,19 +155,7 @@ static int read_int(jloader *l, int64_t *out, int *ok)
         return sp__jlex_skip(&l->lx);
     }
     if (sp__jlex_number(&l->lx) != 0) return -1;
-    const char *t = l->lx.tok.data;
-    if (strpbrk(t, ".eE")) {
-        double d = strtod(t, NULL);
-        *out = d >= 9.2e18 ? INT64_MAX : d <= -9.2e18 ? INT64_MIN : (int64_t)llround(d);
-    } else {
-        char *end;
-        long long v = strtoll(t, &end, 10);
-        if (v == LLONG_MAX && strcmp(t, "9223372036854775807") != 0) {
-            unsigned long long u = strtoull(t, &end, 10); /* ids written as unsigned */
-            v = (long long)u;
-        }
-        *out = v;
-    }
+    *out = int_of_number(l->lx.tok.data);
     *ok = 1;
     return 0;
 }
@@ -200,6 +210,9 @@ static int read_tid(jloader *l)
     }
     e->tid = (int64_t)strtoull(t, NULL, 10);
     e->has_tid = 1;
+    e->paddle_tid = t[digits] == '(' &&
+                    (strcmp(t + digits, "(Python)") == 0 || strcmp(t + digits, "(C++)") == 0);
+    if (e->paddle_tid) l->paddle = 1;
     return 0;
 }
 
@@ -223,14 +236,21 @@ static int read_args(jloader *l)
             if (read_string_into(l, &e->event_type) != 0) return -1;
         } else if (strcmp(l->key, "name") == 0 && c == '"') {
             if (read_string_into(l, &e->arg_name) != 0) return -1;
+        } else if (c == '"') {
+            if (sp__jlex_string(lx) != 0) return -1;
+            if (sp__paddle_arg_string(&e->pa, l->key, lx->tok.data ? lx->tok.data : "",
+                                      lx->tok.len) != 0)
+                return nomem(l);
         } else if (first && (c == '-' || (c >= '0' && c <= '9'))) {
             if (sp__jlex_number(lx) != 0) return -1;
             e->first_value = strtod(lx->tok.data, NULL);
             e->has_first_value = 1;
             const char *k = str(&e->first_key);
             if (strcmp(k, "Addr") == 0) e->addr = (int64_t)strtoull(lx->tok.data, NULL, 10);
+            sp__paddle_arg_number(&e->pa, l->key, int_of_number(lx->tok.data));
         } else if (c == '-' || (c >= '0' && c <= '9')) {
             if (read_int(l, &v, &ok) != 0) return -1;
+            sp__paddle_arg_number(&e->pa, l->key, v);
             if (strcmp(l->key, "Addr") == 0) e->addr = v;
             else if (strcmp(l->key, "Bytes") == 0) e->bytes = v;
             else if (strcmp(l->key, "Total Allocated") == 0) e->total_allocated = v;
@@ -250,7 +270,8 @@ static void reset_event(event *e)
     e->ph.len = e->cat.len = e->name.len = e->s.len = e->event_type.len = 0;
     e->arg_name.len = e->first_key.len = 0;
     e->has_pid = e->has_tid = e->has_ts = e->has_dur = e->has_first_value = 0;
-    e->bad_type = 0;
+    e->bad_type = e->paddle_tid = 0;
+    sp__paddle_args_reset(&e->pa);
     e->pid = e->tid = e->ts = e->dur = 0;
     e->addr = e->bytes = e->total_allocated = e->total_reserved = e->device_id = e->device_type = 0;
     e->first_value = 0;
@@ -285,13 +306,6 @@ static int read_event(jloader *l)
     return more < 0 ? -1 : 0;
 }
 
-static sp_event_type type_by_name(const char *name, sp_event_type fallback)
-{
-    for (int t = 0; t < SP_EVENT_TYPE_COUNT; t++)
-        if (strcmp(name, sp_event_type_name((sp_event_type)t)) == 0) return (sp_event_type)t;
-    return fallback;
-}
-
 static int starts_with(const char *s, const char *prefix)
 {
     size_t n = strlen(prefix);
@@ -320,16 +334,6 @@ static uint32_t recorded_name(jloader *l, sp_event_type type, const char *name)
     return sp__names_from_bytes(names, name, len);
 }
 
-/* Paddle's names end in "[<dur> <unit>]": the name without it. */
-static size_t paddle_name_len(const char *name)
-{
-    size_t len = strlen(name);
-    const char *open = strrchr(name, '[');
-    if (!open || len < 4 || name[len - 1] != ']' || name[len - 2] != 's') return len;
-    if (open[1] < '0' || open[1] > '9') return len;
-    return (size_t)(open - name);
-}
-
 /* type: the event's type (from args "Event Type" or cat), or -1 to take
  * it from them as stepprof writes them. */
 static int add_range(jloader *l, int instant, int type_from_cat)
@@ -337,21 +341,58 @@ static int add_range(jloader *l, int instant, int type_from_cat)
     event *e = &l->ev;
     const char *cat = str(&e->cat);
     sp_event_type fallback = strcmp(cat, "cpu_op") == 0 ? SP_EVENT_OPERATOR : SP_EVENT_USER_DEFINED;
-    sp_event_type type = type_by_name(str(&e->event_type), fallback);
+    sp_event_type type = sp__paddle_type(str(&e->event_type)); /* paddle's names */
+    if (type == SP_EVENT_TYPE_COUNT) type = fallback;
+    int exact = 0;
+    int64_t start = e->ts, end = instant ? e->ts : sat_add(e->ts, e->dur > 0 ? e->dur : 0);
     if (type_from_cat >= 0) {
         type = (sp_event_type)type_from_cat;
-        e->name.len = paddle_name_len(str(&e->name));
+        e->name.len = sp__paddle_name_len(str(&e->name));
         sp__buf_cstr(&e->name);
+        exact = sp__paddle_times(&l->pclock, &e->pa, e->ts, e->dur, &start, &end);
+        sp__paddle_host_seen(&l->pclock, (uint64_t)e->tid, start, end);
     }
     sp__thread *t = sp__builder_thread(&l->b, (uint64_t)e->tid);
     sp__event *ev = t ? sp__builder_event(&l->b, t) : NULL;
     if (!ev) return nomem(l);
     ev->type = (uint8_t)type;
     ev->name = recorded_name(l, type, str(&e->name));
-    ev->start_ns = e->ts;
-    ev->end_ns = instant ? e->ts : sat_add(e->ts, e->dur > 0 ? e->dur : 0);
+    ev->start_ns = start;
+    ev->end_ns = end;
     if (instant) ev->flags = SP_EVENT_FLAG_INSTANT;
+    if (exact) sp__paddle_keep_length(ev, e->dur);
     return 0;
+}
+
+/* An event of paddle's dialect (sp__paddle_kind): a host range, a
+ * CudaRuntime call, a Kernel, Memcpy or Memset record, a memory event. */
+static int add_paddle(jloader *l, const char *ph, const char *cat, const char *name)
+{
+    event *e = &l->ev;
+    sp_event_type type = sp__paddle_type(cat);
+    int64_t start, end;
+    switch (sp__paddle_kind(l->paddle, ph, cat, name)) {
+    case SP__PADDLE_RANGE:
+        return add_range(l, 0, (int)type);
+    case SP__PADDLE_GPU: {
+        uint32_t id =
+            sp__names_from_bytes(&l->b.r->names, str(&e->name), sp__paddle_name_len(str(&e->name)));
+        if (sp__paddle_times(&l->pclock, &e->pa, e->ts, e->dur, &start, &end) && e->dur >= 0)
+            end = sat_add(start, e->dur); /* dur is exact; device records do not nest */
+        int rc = type == SP_EVENT_CUDA_RUNTIME
+                     ? sp__paddle_add_runtime(&l->b, &e->pa, (uint64_t)e->tid, id, start, end)
+                     : sp__paddle_add_device(&l->b, &e->pa, type, e->pid, e->tid, id, start, end);
+        return rc != 0 ? nomem(l) : 0;
+    }
+    case SP__PADDLE_MEMORY:
+        if (sp__paddle_add_mem(&l->b, &l->pclock, &e->pa, (uint64_t)e->tid, e->ts,
+                               sp__paddle_mem_type(cat)) != 0)
+            return nomem(l);
+        return 0;
+    default:
+        l->skipped++; /* a type or memory event type this reader does not know */
+        return 0;
+    }
 }
 
 static int add_counter(jloader *l)
@@ -405,7 +446,8 @@ static int add_memory(jloader *l, int reserved)
     return 0;
 }
 
-/* "thread <tid> (<name>)" -> name, unless ExtraInfo names the thread. */
+/* "thread <tid> (<name>)" -> name, and paddle's "thread <tid>:<name>(Python)"
+ * or "...(C++)" -> name, unless ExtraInfo names the thread. */
 static int add_thread_label(jloader *l)
 {
     event *e = &l->ev;
@@ -414,33 +456,26 @@ static int add_thread_label(jloader *l)
     const char *label = str(&e->arg_name);
     const char *open = strstr(label, " (");
     size_t len = strlen(label);
-    if (open && len > 0 && label[len - 1] == ')')
+    const char *colon = e->paddle_tid ? strchr(label, ':') : NULL;
+    const char *paren = strrchr(label, '(');
+    if (colon && paren && paren > colon && len > 0 && label[len - 1] == ')')
+        t->name = sp__names_from_bytes(&l->b.r->names, colon + 1, (size_t)(paren - (colon + 1)));
+    else if (open && len > 0 && label[len - 1] == ')')
         t->name = sp__names_from_bytes(&l->b.r->names, open + 2, (size_t)(label + len - 1 - (open + 2)));
     return 0;
 }
 
-/* Paddle's cat for a host range: its TracerEventType's name; the type, or
- * -1 for any other cat (GPU and runtime records included). */
-static int paddle_host_type(const char *cat)
-{
-    sp_event_type t = type_by_name(cat, SP_EVENT_TYPE_COUNT);
-    if (t == SP_EVENT_TYPE_COUNT || t == SP_EVENT_CUDA_RUNTIME || t == SP_EVENT_KERNEL || t == SP_EVENT_MEMCPY ||
-        t == SP_EVENT_MEMSET)
-        return -1;
-    return (int)t;
-}
-
 /* What take_event does with an event. */
-enum { SKIP, META_PROCESS, META_THREAD, RANGE, PADDLE_RANGE, INSTANT, MEMORY, RESERVED, COUNTER };
+enum { SKIP, META_PROCESS, META_THREAD, RANGE, PADDLE, INSTANT, MEMORY, RESERVED, COUNTER };
 
-static int event_kind(const char *ph, const char *cat, const char *name)
+static int event_kind(jloader *l, const char *ph, const char *cat, const char *name)
 {
     if (strcmp(ph, "M") == 0) {
         if (strcmp(name, "process_name") == 0) return META_PROCESS;
         return strcmp(name, "thread_name") == 0 ? META_THREAD : SKIP;
     }
     if (strcmp(ph, "X") == 0 && (strcmp(cat, "cpu_op") == 0 || strcmp(cat, "user_annotation") == 0)) return RANGE;
-    if (strcmp(ph, "X") == 0 && paddle_host_type(cat) >= 0) return PADDLE_RANGE;
+    if (sp__paddle_kind(l->paddle, ph, cat, name) != SP__PADDLE_NONE) return PADDLE;
     if (strcmp(ph, "i") == 0 && strcmp(cat, "cpu_instant_event") == 0) {
         if (strcmp(name, "[memory]") == 0) return MEMORY;
         return strcmp(name, "[reserved memory]") == 0 ? RESERVED : SKIP;
@@ -465,7 +500,7 @@ static int take_event(jloader *l)
         l->span_end = sat_add(e->ts, e->has_dur && e->dur > 0 ? e->dur : 0);
         return 0;
     }
-    int kind = event_kind(ph, cat, name);
+    int kind = event_kind(l, ph, cat, name);
     if (kind == SKIP) return 0;
     /* An event of a kind that is restored, but without a usable pid, tid or
      * ts (missing, or of the wrong type; or a dur of the wrong type). */
@@ -486,8 +521,8 @@ static int take_event(jloader *l)
         return l->have_pid && e->pid == l->b.r->meta.pid ? add_thread_label(l) : 0;
     case RANGE:
         return add_range(l, 0, -1);
-    case PADDLE_RANGE:
-        return add_range(l, 0, paddle_host_type(cat));
+    case PADDLE:
+        return add_paddle(l, ph, cat, name);
     case INSTANT:
         return add_range(l, 1, -1);
     case MEMORY:
@@ -633,9 +668,14 @@ static int read_top(jloader *l)
             rc = read_extra_info(l);
         } else if (strcmp(l->key, "stepprof_thread_drops") == 0) {
             rc = read_thread_drops(l);
+        } else if (strcmp(l->key, "span_index") == 0 && sp__jlex_peek(lx) == '"') {
+            rc = sp__jlex_string(lx); /* paddle 3.3's key, a string */
+            if (rc == 0) r->span_index = (uint32_t)strtoul(lx->tok.data, NULL, 10);
+            l->paddle = 1;
         } else if (strcmp(l->key, "span_indx") == 0 && sp__jlex_peek(lx) == '"') {
             rc = sp__jlex_string(lx); /* paddle writes it as a string */
             if (rc == 0) r->span_index = (uint32_t)strtoul(lx->tok.data, NULL, 10);
+            l->paddle = 1;
         } else if (strcmp(l->key, "span_indx") == 0) {
             rc = read_int(l, &v, &ok);
             if (ok) r->span_index = (uint32_t)v;
@@ -705,6 +745,7 @@ static void events_fini(event *e)
     sp__buf_fini(&e->event_type);
     sp__buf_fini(&e->arg_name);
     sp__buf_fini(&e->first_key);
+    sp__paddle_args_fini(&e->pa);
 }
 
 sp_status sp__load_json(FILE *f, const char *path, const sp_load_options *opts, sp_result **out)
@@ -736,6 +777,7 @@ sp_status sp__load_json(FILE *f, const char *path, const sp_load_options *opts, 
             sp__thread *t = sp__builder_thread(&l->b, l->names[i].tid);
             if (t) t->name = l->names[i].name;
         }
+        sp__paddle_finish(&l->b, &l->pclock);
         rebase(l);
         if (opts->progress) opts->progress(l->lx.offset, l->total_bytes ? l->total_bytes : l->lx.offset, opts->progress_user);
         s = sp__builder_finish(&l->b, l->have_counters, path, out);
@@ -749,6 +791,7 @@ sp_status sp__load_json(FILE *f, const char *path, const sp_load_options *opts, 
     if (s != SP_OK) sp__builder_fini(&l->b);
     sp__jlex_close(&l->lx);
     events_fini(&l->ev);
+    sp__paddle_clock_fini(&l->pclock);
     sp__free(l->peaks);
     sp__free(l->names);
     sp__free(l);

@@ -296,6 +296,7 @@ static void add_op(loader *l, sp__thread *t, const sp__pb_op *e)
     op->op_type = name_id(l, e->op_type);
     op->callstack = name_id(l, e->callstack);
     op->op_id = e->op_id;
+    op->flops = e->has_stepprof_flops ? e->stepprof_flops : 0;
     const Paddle__Platform__OperatorSupplementEventProto__InputShapeProto *shapes = e->input_shapes;
     size_t keys = shapes ? shapes->n_key : 0;
     sp__builder_op_word(b, t, keys);

@@ -3,7 +3,12 @@
  * every step, recorded or not. Begin and end records carry no type, so once
  * a Dataloader range opens, the thread counts every begin and end until the
  * depth returns to zero; meanwhile its range calls take the slow path (the
- * caller forces that). Times come from CLOCK_MONOTONIC, like the timer's. */
+ * caller forces that). Times come from CLOCK_MONOTONIC, like the timer's.
+ *
+ * A load can also be timed by two calls and no range (sp__reader_load_begin
+ * and _end): paddle's DataLoader announces each batch to its benchmark hooks
+ * (python/stepprof/_paddle_reader.py), and paddle's own tracer records the
+ * batch's Dataloader event, so a range of ours would show it twice. */
 #include "fork.h"
 #include "reader.h"
 
@@ -21,6 +26,15 @@ static _Thread_local struct {
     uint64_t id;
     int64_t begin_ns;
 } open_reader;
+
+/* The open call-timed load of this thread; a begin overwrites an unended
+ * one, as paddle's own timer does (a load that raised, such as the one that
+ * ends an epoch, never sees its end). */
+static _Thread_local struct {
+    int open;
+    uint64_t id;
+    int64_t begin_ns;
+} open_load;
 
 static int64_t monotonic_ns(void) { return (int64_t)sp__clock_raw_ns(CLOCK_MONOTONIC); }
 
@@ -70,6 +84,27 @@ int sp__reader_on_end(void)
     return 0;
 }
 
+void sp__reader_load_begin(uint64_t reader_id)
+{
+    /* Inside a watched Dataloader range the range already times this load:
+     * the outermost one counts, as for nested ranges. */
+    open_load.open =
+        open_reader.depth == 0 && atomic_load_explicit(&watching, memory_order_relaxed);
+    open_load.id = reader_id;
+    open_load.begin_ns = monotonic_ns();
+}
+
+void sp__reader_load_end(void)
+{
+    if (!open_load.open) return;
+    open_load.open = 0;
+    int64_t end_ns = monotonic_ns();
+    pthread_mutex_lock(&watch_lock);
+    if (watch_fn && pthread_equal(watch_thread, pthread_self()))
+        watch_fn(watch_ctx, open_load.id, open_load.begin_ns, end_ns);
+    pthread_mutex_unlock(&watch_lock);
+}
+
 void sp__reader_fork_lock(void) { pthread_mutex_lock(&watch_lock); }
 
 void sp__reader_fork_unlock(void) { pthread_mutex_unlock(&watch_lock); }
@@ -81,4 +116,5 @@ void sp__reader_fork_child(void)
     atomic_store(&watching, 0);
     __atomic_fetch_and(&sp__host_active, ~2, __ATOMIC_RELEASE);
     open_reader.depth = 0; /* the forking thread's, now the child's only thread */
+    open_load.open = 0;
 }

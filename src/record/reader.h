@@ -20,4 +20,13 @@ int sp__reader_on_begin(sp_event_type type, uint64_t reader_id);
 int sp__reader_on_end(void);
 int sp__reader_is_open(void);
 
+/* A load timed by calls instead of a range, on the calling thread: end
+ * feeds the watcher like an outermost Dataloader range of reader_id that
+ * began at begin, when this thread is the watched one. A begin inside a
+ * watched Dataloader range is not timed (the range is); a second begin
+ * restarts the load; an end with no begin does nothing. Neither records an
+ * event. Threads: any (each thread has its own open load). */
+void sp__reader_load_begin(uint64_t reader_id);
+void sp__reader_load_end(void);
+
 #endif

@@ -4,9 +4,15 @@
  * call, Dataloader ranges of the timing thread become reader cost (whether
  * or not the step is recorded) while those of other threads do not, and the
  * ranges inside a timed Dataloader range are still recorded correctly.
+ * Loads timed by calls (sp__reader_load_begin/_end, as paddle's DataLoader
+ * hook drives them) are reader cost without an event, bind and pause the
+ * timer by their reader id, and are left out inside a timed range and on
+ * other threads; the pause makes those checks independent of time (a load
+ * fed to the timer with a foreign id turns the next step_info empty).
  * Only the presence and shape of the text are checked: the values depend on
  * real time, which no test may rely on. */
 #include "check.h"
+#include "reader.h"
 #include "stepprof/stepprof.h"
 
 #include <pthread.h>
@@ -207,6 +213,120 @@ static void test_timer_stack_nested_profilers_time_their_own_steps(void)
     sp_profiler_destroy(outer);
 }
 
+/* A paddle-style step: the load timed by calls around work, then work. */
+static void hooked_step(sp_profiler *p, uint64_t reader_id)
+{
+    sp__reader_load_begin(reader_id);
+    busy(20000);
+    sp__reader_load_end();
+    busy(20000);
+    CHECK_OK(sp_profiler_step(p, 8));
+}
+
+static int has_event_named(const sp_result *r, const char *name)
+{
+    sp_event_info e;
+    for (size_t t = 0; t < sp_result_thread_count(r); t++)
+        for (size_t i = 0; sp_result_event(r, t, i, &e) == SP_OK; i++)
+            if (strcmp(e.name, name) == 0) return 1;
+    return 0;
+}
+
+static void test_timer_stack_load_calls_are_reader_cost_without_an_event(void)
+{
+    report_capture c = {"", 0};
+    sp_profiler *p = make(&c, 0, NULL);
+    CHECK_OK(sp_profiler_start(p));
+    for (int i = 0; i < 12; i++) hooked_step(p, 7);
+    char info[256];
+    CHECK_OK(sp_profiler_step_info(p, NULL, info, sizeof info));
+    CHECK(strstr(info, " reader_cost: ") == info);
+    CHECK_OK(sp_profiler_stop(p));
+    CHECK(strstr(c.text, "Reader Ratio: ") != NULL);
+    CHECK(strstr(c.text, "reader_cost") != NULL);
+    const sp_result *r = sp_profiler_result(p);
+    CHECK(r != NULL);
+    CHECK_EQ(0, has_event_named(r, "DataLoader")); /* paddle's tracer records the load */
+    sp_profiler_destroy(p);
+}
+
+static void test_timer_stack_load_calls_of_another_reader_pause_timing(void)
+{
+    report_capture c = {"", 0};
+    sp_profiler *p = make(&c, 1, NULL);
+    char info[256];
+    CHECK_OK(sp_profiler_start(p));
+    for (int i = 0; i < 3; i++) hooked_step(p, 7);
+    CHECK_OK(sp_profiler_step_info(p, NULL, info, sizeof info));
+    CHECK(strstr(info, " batch_cost: ") != NULL);
+    for (int i = 0; i < 3; i++) hooked_step(p, 8); /* evaluation without its own start() */
+    CHECK_OK(sp_profiler_step_info(p, NULL, info, sizeof info));
+    CHECK_STR_EQ("", info);
+    hooked_step(p, 7); /* the bound reader resumes timing */
+    CHECK_OK(sp_profiler_step_info(p, NULL, info, sizeof info));
+    CHECK(strstr(info, " batch_cost: ") != NULL);
+    CHECK_OK(sp_profiler_stop(p));
+    sp_profiler_destroy(p);
+}
+
+static void test_timer_stack_load_calls_inside_a_timed_range_are_left_out(void)
+{
+    report_capture c = {"", 0};
+    sp_profiler *p = make(&c, 1, NULL);
+    char info[256];
+    CHECK_OK(sp_profiler_start(p));
+    for (int i = 0; i < 3; i++) {
+        sp_range_begin(SP_EVENT_DATALOADER, "DataLoader");
+        sp__reader_load_begin(99); /* were it fed, id 99 would pause the timer */
+        busy(20000);
+        sp__reader_load_end();
+        sp_range_end();
+        CHECK_OK(sp_profiler_step(p, 8));
+    }
+    CHECK_OK(sp_profiler_step_info(p, NULL, info, sizeof info));
+    CHECK(strstr(info, " reader_cost: ") == info);
+    CHECK(strstr(info, " batch_cost: ") != NULL);
+    sp__reader_load_end(); /* an end with no begin does nothing */
+    CHECK_OK(sp_profiler_stop(p));
+    sp_profiler_destroy(p);
+}
+
+static void *other_thread_load(void *arg)
+{
+    sp__reader_load_begin(*(uint64_t *)arg);
+    busy(20000);
+    sp__reader_load_end();
+    return NULL;
+}
+
+static void test_timer_stack_other_threads_load_calls_are_left_out(void)
+{
+    report_capture c = {"", 0};
+    sp_profiler *p = make(&c, 1, NULL);
+    char info[256];
+    uint64_t foreign = 99;
+    CHECK_OK(sp_profiler_start(p));
+    hooked_step(p, 7);
+    for (int i = 0; i < 3; i++) {
+        pthread_t t;
+        pthread_create(&t, NULL, other_thread_load, &foreign);
+        pthread_join(t, NULL);
+        hooked_step(p, 7);
+    }
+    CHECK_OK(sp_profiler_step_info(p, NULL, info, sizeof info));
+    CHECK(strstr(info, " batch_cost: ") != NULL);
+    CHECK_OK(sp_profiler_stop(p));
+    /* With no timer, a load is timed by nobody and a later timer sees none. */
+    sp__reader_load_begin(99);
+    CHECK_OK(sp_profiler_start(p));
+    sp__reader_load_end();
+    hooked_step(p, 7);
+    CHECK_OK(sp_profiler_step_info(p, NULL, info, sizeof info));
+    CHECK(strstr(info, " batch_cost: ") != NULL);
+    CHECK_OK(sp_profiler_stop(p));
+    sp_profiler_destroy(p);
+}
+
 int main(void)
 {
     RUN_TEST(test_timer_stack_perf_summary_after_more_than_ten_steps);
@@ -216,5 +336,9 @@ int main(void)
     RUN_TEST(test_timer_stack_other_threads_dataloader_is_not_reader_cost);
     RUN_TEST(test_timer_stack_ranges_inside_timed_dataloader_are_recorded);
     RUN_TEST(test_timer_stack_nested_profilers_time_their_own_steps);
+    RUN_TEST(test_timer_stack_load_calls_are_reader_cost_without_an_event);
+    RUN_TEST(test_timer_stack_load_calls_of_another_reader_pause_timing);
+    RUN_TEST(test_timer_stack_load_calls_inside_a_timed_range_are_left_out);
+    RUN_TEST(test_timer_stack_other_threads_load_calls_are_left_out);
     return TEST_SUMMARY();
 }

@@ -13,7 +13,8 @@ import re
 import sys
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EXAMPLES = ["examples/quickstart/quickstart.c", "examples/quickstart/quickstart.py"]
+EXAMPLES = ["examples/quickstart/quickstart.c", "examples/quickstart/quickstart.py",
+            "examples/paddle/train.py"]
 MARKER = re.compile(r"<!-- example: (\S+) -->")
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.M | re.S)
 
@@ -58,8 +59,8 @@ def self_test():
     and an unmarked program are each reported."""
     import tempfile
     with tempfile.TemporaryDirectory() as d:
-        os.makedirs(os.path.join(d, "examples/quickstart"))
         for path in EXAMPLES:
+            os.makedirs(os.path.dirname(os.path.join(d, path)), exist_ok=True)
             with open(os.path.join(d, path), "w", encoding="utf-8") as f:
                 f.write(f"int main(void) {{ return 0; }} /* {path} */\n")
         good = "".join(f"<!-- example: {p} -->\n```c\nint main(void) {{ return 0; }} /* {p} */\n```\n"

@@ -118,7 +118,7 @@ static void add_op(sp_result *r, sp__thread *t, int64_t ts, uint64_t dim0, const
     if (!words || !ops) return;
     memcpy(words + t->op_word_count, w, sizeof w);
     t->ops[t->op_count++] =
-        (sp__op_supplement){span0 + ts, nm(r, "matmul"), nm(r, stack), 7, t->op_word_count, -2};
+        (sp__op_supplement){span0 + ts, nm(r, "matmul"), nm(r, stack), 7, t->op_word_count, -2, 0};
     t->op_word_count += n;
 }
 

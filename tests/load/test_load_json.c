@@ -5,6 +5,7 @@
  * dropped in silence; a gzip bomb of one huge name loads in bounded memory,
  * the name cut and counted (names_cut). */
 #include "check.h"
+#include "collect.h"
 #include "stepprof/stepprof.h"
 
 #include <stdio.h>
@@ -47,13 +48,31 @@ static void test_load_json_paddle_dialect(void)
     const char *file = SP_SOURCE_DIR "/tests/data/paddle_dialect.paddle_trace.json";
     CHECK_OK(sp_result_load(file, NULL, &r));
     if (!r) return;
-    /* One host thread: the CudaRuntime record on 6690 and the kernel are
-     * GPU records, not restored from JSON. */
-    CHECK_EQ((size_t)1, sp_result_thread_count(r));
+    /* Thread 6689 with the host ranges; 6690 holds only the CudaRuntime
+     * call, which launched the kernel (correlation 7) on device 0, stream 7. */
+    CHECK_EQ((size_t)2, sp_result_thread_count(r));
     sp_thread_info ti;
     CHECK_OK(sp_result_thread(r, 0, &ti));
     CHECK_U64_EQ(6689, ti.tid);
     CHECK_EQ((size_t)7, ti.event_count);
+    CHECK_OK(sp_result_thread(r, 1, &ti));
+    CHECK_U64_EQ(6690, ti.tid);
+    CHECK_EQ((size_t)0, ti.event_count);
+    CHECK_EQ((size_t)1, r->threads[1].runtime_count);
+    CHECK_EQ((size_t)1, r->device_count);
+    if (r->threads[1].runtime_count == 1 && r->device_count == 1) {
+        const sp__runtime *rt = &r->threads[1].runtimes[0];
+        const sp__device_rec *d = &r->devices[0];
+        CHECK_EQ(7u, rt->correlation);
+        CHECK(rt->end_ns - rt->start_ns == 5000);
+        CHECK_EQ((int)SP_EVENT_KERNEL, (int)d->type);
+        CHECK_EQ(0u, d->device);
+        CHECK_EQ(7u, d->stream);
+        CHECK_EQ(1u, d->context);
+        CHECK_EQ(7u, d->correlation);
+        CHECK_EQ(1, d->thread); /* attributed to the call */
+        CHECK(d->end_ns - d->start_ns == 20000);
+    }
     CHECK_EQ(3u, sp_result_span_index(r));
     static const struct {
         const char *name;

@@ -2,7 +2,8 @@
 under paddle.profiler or stepprof.profiler, the one named by argv[1]
 ("paddle" or "stepprof"); prints the profiler's summary tables (all views, with
 op_detail, as summary() does by default) to stdout, and with a path as argv[2] exports the span's
-Chrome-trace JSON there. test_paddle_capture.py runs it once per profiler
+Chrome-trace JSON there; with --op-info anywhere after it, both profilers get
+record_shapes=True and with_flops=True. test_paddle_capture.py runs it once per profiler
 in a subprocess (each gets a fresh paddle and a fresh tracer) and compares
 the tables."""
 import sys
@@ -10,7 +11,10 @@ import sys
 import numpy as np
 import paddle
 
-if sys.argv[1] == "paddle":
+OP_INFO = "--op-info" in sys.argv
+ARGS = [a for a in sys.argv if a != "--op-info"]
+
+if ARGS[1] == "paddle":
     import paddle.profiler as profiler
 else:
     import stepprof.profiler as profiler
@@ -51,7 +55,8 @@ def main():
     model = MLP()
     opt = paddle.optimizer.SGD(learning_rate=0.01, parameters=model.parameters())
     prof = profiler.Profiler(targets=[profiler.ProfilerTarget.CPU], scheduler=RECORD,
-                             on_trace_ready=lambda p: None)
+                             on_trace_ready=lambda p: None, record_shapes=OP_INFO,
+                             with_flops=OP_INFO)
     prof.start()
     for x, y in loader:
         loss = paddle.nn.functional.mse_loss(model(x), y)
@@ -60,8 +65,8 @@ def main():
         opt.clear_grad()
         prof.step()
     prof.stop()
-    if len(sys.argv) > 2:
-        prof.export(sys.argv[2], "json")
+    if len(ARGS) > 2:
+        prof.export(ARGS[2], "json")
     print("=== summary ===")
     prof.summary(time_unit="us")  # fine enough that no row rounds to 0
 

@@ -11,6 +11,7 @@ supported.
 The tests that need paddle skip, saying why, when paddle cannot be imported;
 `make test-python` installs it (python/test.sh) when PyPI is reachable."""
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -364,10 +365,16 @@ def fake_paddle(monkeypatch):
         utils.wrapped += 1
 
     utils.wrap_optimizers = wrap_optimizers
-    prof_mod.utils = utils
+    # paddle's benchmark timer, whose hooks stepprof's timer joins (_paddle_reader.py)
+    timer = types.ModuleType("paddle.profiler.timer")
+    timer.Hook = type("Hook", (), {})
+    bench = types.SimpleNamespace(hooks={})
+    timer.benchmark = lambda: bench
+    prof_mod.utils, prof_mod.timer = utils, timer
     paddle.base, paddle.profiler = base, prof_mod
     for name, mod in (("paddle", paddle), ("paddle.base", base), ("paddle.base.core", core),
-                      ("paddle.profiler", prof_mod), ("paddle.profiler.utils", utils)):
+                      ("paddle.profiler", prof_mod), ("paddle.profiler.utils", utils),
+                      ("paddle.profiler.timer", timer)):
         monkeypatch.setitem(sys.modules, name, mod)
     _FakeTracer.alive, _FakeTracer.fail_stop, _FakeTracer.created = None, False, 0
     _FakeTracer.fail_start = False
@@ -509,3 +516,210 @@ def test_paddle_capture_fake_forked_child_says_so(fake_paddle, monkeypatch):
             if w.category is profiler.StepprofWarning and "paddle" in str(w.message)]
     assert len(ours) == 1 and ours[0].startswith(
         "paddle's tracer was held by a stepprof span of the parent process"), ours
+
+
+# ---- record_shapes and with_flops: paddle's op info recorder ----
+
+def operator_rows(text):
+    """{operator row name: its cells} of the Operator Summary (op rows only)."""
+    return {cells[0]: cells for indent, cells in table(text, "Operator Summary") if indent == 0}
+
+
+def matmul_inputs(path):
+    """The input shapes and dtypes of every "matmul dygraph" operator of a
+    trace file, as (shapes, dtypes) flat lists in trace order. stepprof
+    writes Kineto's "Input Dims" / "Input type" lists (absent: none); paddle
+    names its events "matmul dygraph[<dur>]" and writes "input_shapes" /
+    "input_dtypes" as dicts of input name -> list, which are flattened in
+    key order. paddle's trace is plain JSON, not in the exact form
+    load_trace checks."""
+    with open(path, encoding="utf-8") as f:
+        trace = json.load(f)
+    out = []
+    for e in trace["traceEvents"]:
+        if e.get("ph") != "X" or re.sub(r"\[[^\]]*\]$", "", e.get("name", "")) != "matmul dygraph":
+            continue
+        args = e.get("args", {})
+        if "input_shapes" in args:
+            shapes = [s for v in args["input_shapes"].values() for s in v]
+            dtypes = [d for v in args.get("input_dtypes", {}).values() for d in v]
+        else:
+            shapes, dtypes = args.get("Input Dims", []), args.get("Input type", [])
+        out.append((shapes, dtypes))
+    return out
+
+
+@pytest.fixture(scope="module")
+def op_info_runs(tmp_path_factory):
+    if not HAVE_PADDLE:
+        pytest.skip("paddle is not installed (see needs_paddle)")
+    cwd = tmp_path_factory.mktemp("paddle_mlp_op_info")
+    out = {}
+    for mode in ("paddle", "stepprof"):
+        stdout, stderr = run_python([MLP, mode, str(cwd / f"{mode}.json"), "--op-info"], cwd)
+        out[mode] = stdout.split("=== summary ===", 1)[1]
+        out[mode + "_trace"] = str(cwd / f"{mode}.json")
+        out[mode + "_stderr"] = stderr
+    return out
+
+
+@needs_paddle
+def test_paddle_capture_op_info_flops_column_matches_paddle(op_info_runs):
+    """with_flops: every operator row's FLOPs equal paddle.profiler's, exactly
+    (FLOPs are computed from shapes, never timed). paddle 3.3.1's dygraph
+    records no op info, so paddle prints 0 for each: so must stepprof."""
+    theirs, ours = operator_rows(op_info_runs["paddle"]), operator_rows(op_info_runs["stepprof"])
+    assert set(ours) == set(theirs)
+    assert {n: c[-1] for n, c in ours.items()} == {n: c[-1] for n, c in theirs.items()}
+    assert "matmul dygraph" in ours
+    assert "StepprofWarning" not in op_info_runs["stepprof_stderr"]
+
+
+@needs_paddle
+def test_paddle_capture_op_info_matmul_shapes_match_paddle(op_info_runs):
+    """record_shapes: the matmul operators carry the input shapes and dtypes
+    paddle.profiler's trace gives them (none at all in paddle 3.3.1, whose
+    dygraph records no op info), as many matmuls in both."""
+    theirs = matmul_inputs(op_info_runs["paddle_trace"])
+    ours = matmul_inputs(op_info_runs["stepprof_trace"])
+    assert len(ours) == len(theirs) == 15
+    assert sorted(map(repr, ours)) == sorted(map(repr, theirs))
+
+
+OP_INFO_FLOPS = r"""
+import types
+from paddle.base import core
+from paddle.utils.flops import flops
+from stepprof._paddle_capture import op_info_of, _type_map
+
+class Node:
+    def __init__(self, name, kind, start, shapes=None, attrs=None, children=()):
+        self.name, self.type, self.start_ns, self.end_ns = name, kind, start, start + 100
+        self.input_shapes, self.dtypes = shapes or {}, {k: ["float32"] * len(v) for k, v in (shapes or {}).items()}
+        self.attributes, self.callstack, self.children_node = attrs or {}, "", list(children)
+
+T = core.TracerEventType
+shapes = {"X": [[8, 16]], "Y": [[16, 32]]}
+attrs = {"transpose_x": False, "transpose_y": False}
+root = Node("root", T.PythonUserDefined, 0, children=[
+    Node("matmul dygraph", T.Operator, 10, shapes, attrs,
+         [Node("matmul infer_meta", T.OperatorInner, 20, {"X": [[1]]})]),
+    Node("relu dygraph", T.Operator, 200)])
+ops = op_info_of(types.SimpleNamespace(get_data=lambda: {7: root}), _type_map(core), flops)
+print(ops)
+print(flops("matmul", shapes, attrs))
+"""
+
+
+@needs_paddle
+def test_paddle_capture_op_info_flops_are_paddles(tmp_path):
+    """The FLOPs handed to the span are paddle.utils.flops.flops of the
+    Operator node's op type (its name without " dygraph"), shapes and
+    attributes, the function paddle.profiler's statistic calls; a node
+    without op info is not handed over, nor are non-Operator nodes."""
+    stdout, _ = run_python(["-c", OP_INFO_FLOPS], tmp_path)
+    ops_line, want = stdout.strip().splitlines()[-2:]
+    want = int(want)
+    assert want > 0
+    assert ops_line == repr([(7, 10, "matmul", [("X", [8, 16], "float32"), ("Y", [16, 32], "float32")],
+                              "", want)])
+
+
+@pytest.fixture
+def fake_op_info(fake_paddle, monkeypatch):
+    """The stand-in paddle with paddle's op info recorder switches and
+    paddle.utils.flops: its tracer's Operator node carries shapes, dtypes,
+    attributes and a call stack, its FLOPs counter answers 2*M*K*N for
+    matmul."""
+    core = sys.modules["paddle.base.core"]
+    state = {"on": False, "calls": []}
+
+    def switch(on):
+        def f():
+            state["on"] = on
+            state["calls"].append(on)
+        return f
+
+    monkeypatch.setattr(core, "enable_op_info_recorder", switch(True), raising=False)
+    monkeypatch.setattr(core, "disable_op_info_recorder", switch(False), raising=False)
+    utils_mod = types.ModuleType("paddle.utils")
+    flops_mod = types.ModuleType("paddle.utils.flops")
+
+    def flops(op_type, input_shapes, attrs):
+        if op_type != "matmul" or attrs != {"transpose_y": False}:
+            return 0
+        (m, k), (_, n) = input_shapes["X"][0], input_shapes["Y"][0]
+        return 2 * m * k * n
+
+    flops_mod.flops = flops
+    utils_mod.flops = flops_mod
+    monkeypatch.setitem(sys.modules, "paddle.utils", utils_mod)
+    monkeypatch.setitem(sys.modules, "paddle.utils.flops", flops_mod)
+    real_stop = _FakeTracer.stop
+
+    def stop(self):
+        state["on_at_stop"] = state["on"]
+        result = real_stop(self)
+        op = next(iter(result.get_data().values())).children_node[0]
+        op.name = "matmul dygraph"
+        op.input_shapes = {"X": [[8, 16]], "Y": [[16, 32]]}
+        op.dtypes = {"X": ["float32"], "Y": ["float16"]}
+        op.attributes = {"transpose_y": False}
+        op.callstack = "train.py(3)"
+        return result
+
+    monkeypatch.setattr(_FakeTracer, "stop", stop)
+    return state
+
+
+def _op_info_span(tmp_path, **options):
+    prof = profiler.Profiler(on_trace_ready=lambda p: None, **options)
+    prof.start()
+    with profiler.RecordEvent("mine"):
+        pass
+    prof.stop()
+    path = str(tmp_path / "trace.json")
+    prof.export(path, "json")
+    with open(path, encoding="utf-8") as f:  # the fake's ranges may overlap "mine"
+        return prof, json.load(f)
+
+
+def test_paddle_capture_fake_op_info_reaches_table_and_trace(fake_op_info, tmp_path, capsys):
+    """record_shapes and with_flops: the recorder runs while the span records
+    and is switched off after; the Operator node's shapes and dtypes are its
+    trace args, its FLOPs (paddle.utils.flops' answer) the Operator
+    Summary's, and a .pb export keeps them."""
+    prof, trace = _op_info_span(tmp_path, record_shapes=True, with_flops=True)
+    assert fake_op_info["calls"] == [True, False] and fake_op_info["on_at_stop"] is True
+    op = next(e for e in trace["traceEvents"] if e.get("name") == "matmul dygraph")
+    assert op["args"]["Input Dims"] == [[8, 16], [16, 32]]
+    assert op["args"]["Input type"] == ["float32", "float16"]
+    assert op["args"]["Call stack"] == "train.py(3)"
+    prof.summary(views=[profiler.SummaryView.OperatorView])
+    rows = operator_rows(capsys.readouterr().out)
+    assert rows["matmul dygraph"][-1] == str(2 * 8 * 16 * 32)
+    pb = tmp_path / "trace.paddle_trace.pb"
+    prof.export(str(pb), "pb")
+    loaded = profiler.load_profiler_result(str(pb))
+    text = loaded.summary_text(views=profiler.SummaryView.OperatorView)
+    assert operator_rows(text)["matmul dygraph"][-1] == str(2 * 8 * 16 * 32)
+
+
+def test_paddle_capture_fake_op_info_off_by_default(fake_op_info, tmp_path, capsys):
+    """Without record_shapes and with_flops paddle's recorder is never
+    switched on and nothing is read: no args, FLOPs 0, as paddle.profiler."""
+    prof, trace = _op_info_span(tmp_path)
+    assert fake_op_info["calls"] == []
+    op = next(e for e in trace["traceEvents"] if e.get("name") == "matmul dygraph")
+    assert "Input Dims" not in op["args"]
+    prof.summary(views=[profiler.SummaryView.OperatorView])
+    assert operator_rows(capsys.readouterr().out)["matmul dygraph"][-1] == "0"
+
+
+def test_paddle_capture_fake_op_info_record_shapes_alone_counts_flops(fake_op_info, tmp_path):
+    """Either option runs the recorder, as paddle's start() does; the FLOPs
+    are computed either way (paddle's statistic always computes them)."""
+    prof, trace = _op_info_span(tmp_path, record_shapes=True)
+    assert fake_op_info["calls"] == [True, False]
+    op = next(e for e in trace["traceEvents"] if e.get("name") == "matmul dygraph")
+    assert op["args"]["Input Dims"] == [[8, 16], [16, 32]]
