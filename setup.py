@@ -56,7 +56,9 @@ def find_cupti():
 
 generate_protobuf()
 cupti_dirs = find_cupti()
-core_sources = rel("src/**/*.c") + [os.path.join(GEN_DIR, "nodetree.pb-c.c")]
+# src/inject/nvtx is the NVTX injection library, a library of its own (CMakeLists.txt).
+core_sources = [p for p in rel("src/**/*.c") if not p.startswith(os.path.join("src", "inject", "nvtx"))]
+core_sources += [os.path.join(GEN_DIR, "nodetree.pb-c.c")]
 ext_sources = rel("python/_stepprof/*.c")
 private_dirs = sorted({os.path.dirname(p) for p in core_sources})  # GEN_DIR included
 

@@ -646,6 +646,19 @@ SP_API const char *sp_profiler_trace_path(const sp_profiler *prof);
  * example step after stop). Threads: any. */
 SP_API uint64_t sp_profiler_misuse_count(const sp_profiler *prof);
 
+/* Zero-code profiling (docs/c-api.md, "Zero-code profiling"): when
+ * STEPPROF_STEPS=START:END is set, the library creates and starts a profiler
+ * at load, recording steps [START, END) into STEPPROF_OUT (a directory,
+ * default ./profiler_log/). The first profiler the program creates itself
+ * takes its place, with the environment's schedule, targets and files.
+ * sp_step ends a step of that environment's profiler, for a program that
+ * marks ranges but makes no profiler of its own: it does what
+ * sp_profiler_step does for it. It does nothing when the environment made no
+ * profiler, or once the program's own profiler took its place (that one
+ * counts its own sp_profiler_step calls); then it costs one load.
+ * Threads: the thread that runs the loop; calls are serialized. */
+SP_API void sp_step(int64_t num_samples);
+
 /* A range that another tracer measured (paddle's host tracer, ...), to be
  * added to a span with sp_profiler_add_events. Times are CLOCK_REALTIME
  * nanoseconds, the clock of paddle's tracer and of the result. */

@@ -15,6 +15,20 @@ sp_status sp__profiler_submit(sp_profiler *prof, const char *path, sp_format for
 void sp__profiler_export_failed(sp_profiler *prof, sp_status code, const char *fmt, ...)
     SP__PRINTF(3, 4);
 
+/* paddle's export_chrome_tracing handler writing format (JSON, JSON_GZ or
+ * PROTOBUF, named ".paddle_trace.pb"), for the environment's profiler. */
+sp_status sp__handler_paddle(sp_trace_handler *out, const char *dir_name, const char *worker_name,
+                             sp_format format);
+
+/* Whether prof is being stopped because its program never stopped it (at
+ * destroy, at exit, or at a terminating signal), which logs its own line. */
+int sp__profiler_finishing_unstopped(const sp_profiler *prof);
+
+/* Stops every started, never stopped profiler as the exit hook does, the
+ * line beginning with when ("at SIGTERM"), and then holds every profiler
+ * call back for good: the process is about to die of a signal. */
+void sp__profilers_stop_for_signal(const char *when);
+
 /* The benchmark timer stack (timer_stack.c). */
 typedef struct sp__timer sp__timer;
 int64_t sp__timer_now_ns(void);

@@ -18,6 +18,7 @@ typedef enum { STYLE_PADDLE, STYLE_TENSORBOARD } naming_style;
 typedef struct handler_data {
     naming_style style;
     int gzip;
+    sp_format format; /* of the file written: JSON, JSON_GZ or PROTOBUF */
     char *dir;
     char *worker; /* NULL until the first span: defaults are fixed then */
     int dir_ready;
@@ -98,8 +99,9 @@ static int build_path(handler_data *d, char *path, size_t size)
     localtime_r(&now.tv_sec, &tm);
     char stamp[64];
     strftime(stamp, sizeof stamp, "%Y_%m_%d_%H_%M_%S", &tm);
-    return snprintf(path, size, "%s%s%s_time_%s_%06ld.paddle_trace.json%s", d->dir, sep, d->worker,
-                    stamp, now.tv_nsec / 1000, d->gzip ? ".gz" : "");
+    const char *ext = d->format == SP_FORMAT_PROTOBUF ? "pb" : d->gzip ? "json.gz" : "json";
+    return snprintf(path, size, "%s%s%s_time_%s_%06ld.paddle_trace.%s", d->dir, sep, d->worker,
+                    stamp, now.tv_nsec / 1000, ext);
 }
 
 static void on_ready(sp_profiler *prof, void *user)
@@ -126,7 +128,7 @@ static void on_ready(sp_profiler *prof, void *user)
                                    d->dir);
         return;
     }
-    sp_status s = sp__profiler_submit(prof, path, d->gzip ? SP_FORMAT_JSON_GZ : SP_FORMAT_JSON);
+    sp_status s = sp__profiler_submit(prof, path, d->format);
     if (s != SP_OK) sp__profiler_export_failed(prof, s, "trace not written: %s", sp_last_error());
 }
 
@@ -139,6 +141,7 @@ static sp_status make_handler(sp_trace_handler *out, naming_style style, const c
     if (!d) return sp__fail(SP_ENOMEM, "out of memory");
     d->style = style;
     d->gzip = gzip;
+    d->format = gzip ? SP_FORMAT_JSON_GZ : SP_FORMAT_JSON;
     d->dir = sp__strdup(dir);
     d->worker = worker ? sanitized(worker) : NULL;
     if (!d->dir || (worker && !d->worker)) {
@@ -154,6 +157,14 @@ static sp_status make_handler(sp_trace_handler *out, naming_style style, const c
 sp_status sp_handler_chrome_tracing(sp_trace_handler *out, const char *dir_name, const char *worker_name)
 {
     return make_handler(out, STYLE_PADDLE, dir_name, worker_name, 0);
+}
+
+sp_status sp__handler_paddle(sp_trace_handler *out, const char *dir_name, const char *worker_name,
+                             sp_format format)
+{
+    sp_status s = make_handler(out, STYLE_PADDLE, dir_name, worker_name, format == SP_FORMAT_JSON_GZ);
+    if (s == SP_OK && format == SP_FORMAT_PROTOBUF) ((handler_data *)out->user)->format = format;
+    return s;
 }
 
 sp_status sp_handler_tensorboard(sp_trace_handler *out, const char *dir_name, const char *worker_name,

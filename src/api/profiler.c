@@ -11,6 +11,7 @@
 #include "crash.h"
 #include "fork.h"
 #include "gpu_fork.h"
+#include "inject.h"
 #include "stream.h"
 #include "timer.h"
 
@@ -53,10 +54,29 @@ struct sp_profiler {
     /* The live list that the exit hook walks (at_exit below). */
     sp_profiler *live_prev, *live_next;
     int exit_seen; /* the exit hook has handled it */
+    int finishing_unstopped; /* stop_unstopped runs: it logs the span's line */
 };
 
 static pthread_mutex_t owner_lock = PTHREAD_MUTEX_INITIALIZER;
 static sp_profiler *owner;
+
+/* Read-locked by start, step, stop, destroy and the exit hook; write-locked,
+ * for good, by a terminating signal's helper thread (src/inject/
+ * exit_signals.c), so that it never stops a profiler in the middle of one of
+ * the program's calls, and those calls wait once it has. A reader lock, so
+ * that program threads never wait for each other because of it (a callback
+ * may drive another profiler, or wait for a thread that does); glibc's
+ * default kind prefers readers, so a thread may take it again inside a
+ * callback. Never taken by the range calls. */
+static pthread_rwlock_t drive_lock = PTHREAD_RWLOCK_INITIALIZER;
+
+static void drive_begin(void) { pthread_rwlock_rdlock(&drive_lock); }
+
+static sp_status drive_end(sp_status s)
+{
+    pthread_rwlock_unlock(&drive_lock);
+    return s;
+}
 
 /* ---- the live list, for the exit hook ---- */
 
@@ -104,6 +124,9 @@ static void unlock_owner(void)
     pthread_mutex_unlock(&owner_lock);
 }
 
+/* drive_lock is left as it is: read locks of parent threads that do not
+ * exist in the child never block a reader, and the writer (a signal's
+ * helper thread) does not exist there either. */
 static void forget_owner(void)
 {
     owner = NULL;
@@ -478,6 +501,10 @@ sp_status sp_profiler_create(const sp_options *opts, sp_profiler **out)
     sp_options defaults;
     sp_options_init(&defaults);
     if (!opts) opts = &defaults;
+    /* With STEPPROF_STEPS set, the program's first profiler takes the
+     * environment's settings and place (src/inject/env.c). */
+    sp_options adopted;
+    if (out && sp__env_adopt(opts, &adopted)) opts = &adopted;
     sp_trace_handler h = opts->on_trace_ready;
     sp_status s = out ? check_options(opts) : sp__fail(SP_EINVAL, "sp_profiler_create: out is NULL");
     sp_profiler *p = s == SP_OK ? sp__alloc(sizeof *p) : NULL;
@@ -567,7 +594,7 @@ static sp_status check_crash_dir(sp_profiler *p)
     return SP_OK;
 }
 
-sp_status sp_profiler_start(sp_profiler *p)
+static sp_status start_locked(sp_profiler *p)
 {
     if (!p) return sp__fail(SP_EINVAL, "sp_profiler_start: profiler is NULL");
     if (inherited(p)) return inert(p, "sp_profiler_start");
@@ -579,6 +606,7 @@ sp_status sp_profiler_start(sp_profiler *p)
      * step number reached, which keeps counting (paddle's Profiler.start). */
     p->started = 1;
     p->stopped = 0;
+    sp__exit_signals_install();
     sp__timer_push(&p->timer);
     if (p->opts.timer_only) return SP_OK;
     s = transition(p, sp_scheduler_state(&p->opts.scheduler, p->step_num));
@@ -586,7 +614,7 @@ sp_status sp_profiler_start(sp_profiler *p)
     return done(p, s);
 }
 
-sp_status sp_profiler_step(sp_profiler *p, int64_t num_samples)
+static sp_status step_locked(sp_profiler *p, int64_t num_samples)
 {
     if (!p) return sp__fail(SP_EINVAL, "sp_profiler_step: profiler is NULL");
     if (inherited(p)) return inert(p, "sp_profiler_step");
@@ -674,7 +702,7 @@ static sp_status stop_span(sp_profiler *p, int perf)
     return s;
 }
 
-sp_status sp_profiler_stop(sp_profiler *p)
+static sp_status stop_locked(sp_profiler *p)
 {
     if (!p) return sp__fail(SP_EINVAL, "sp_profiler_stop: profiler is NULL");
     if (inherited(p)) return inert(p, "sp_profiler_stop");
@@ -692,7 +720,9 @@ sp_status sp_profiler_stop(sp_profiler *p)
 static void stop_unstopped(sp_profiler *p, const char *when)
 {
     int had_span = !p->opts.timer_only && p->holds_tracers && recording(p->state);
+    p->finishing_unstopped = 1;
     sp_status s = stop_span(p, 0);
+    p->finishing_unstopped = 0;
     if (!had_span) return;
     if (s != SP_OK)
         sp__profiler_warn(p, "%s: the profiler was still recording (sp_profiler_stop was never "
@@ -729,13 +759,14 @@ static void destroy_now(sp_profiler *p)
 void sp_profiler_destroy(sp_profiler *p)
 {
     if (!p) return;
-    if (in_own_callback(p)) {
+    drive_begin();
+    if (in_own_callback(p))
         /* From on_trace_ready or span_hook: p is still in use by the call
          * that ran it, which destroys it when it returns. */
         p->destroy_deferred = 1;
-        return;
-    }
-    destroy_now(p);
+    else
+        destroy_now(p);
+    drive_end(SP_OK);
 }
 
 /* The exit hook: every profiler of this process that was started and never
@@ -744,7 +775,7 @@ void sp_profiler_destroy(sp_profiler *p)
  * callback is running (exit() called from on_trace_ready) is left alone.
  * One profiler at a time, without the lock: its callback may create or
  * destroy profilers. */
-static void at_exit(void)
+static void stop_all(const char *when)
 {
     for (;;) {
         pthread_mutex_lock(&live_lock);
@@ -753,7 +784,7 @@ static void at_exit(void)
         if (p) p->exit_seen = 1;
         pthread_mutex_unlock(&live_lock);
         if (!p) return;
-        if (p->started && !p->stopped) stop_unstopped(p, "at exit");
+        if (p->started && !p->stopped) stop_unstopped(p, when);
         if (p->destroy_deferred) {
             destroy_now(p);
             continue;
@@ -761,6 +792,21 @@ static void at_exit(void)
         if (p->writer) sp__writer_wait(p->writer);
     }
 }
+
+static void at_exit(void)
+{
+    drive_begin();
+    stop_all("at exit");
+    drive_end(SP_OK);
+}
+
+void sp__profilers_stop_for_signal(const char *when)
+{
+    pthread_rwlock_wrlock(&drive_lock); /* kept: the process dies next */
+    stop_all(when);
+}
+
+int sp__profiler_finishing_unstopped(const sp_profiler *p) { return p->finishing_unstopped; }
 
 sp_state sp_profiler_state(const sp_profiler *p)
 {
@@ -880,4 +926,22 @@ sp_status sp__profiler_submit(sp_profiler *p, const char *path, sp_format format
     sp__free(p->trace_path);
     p->trace_path = copy;
     return SP_OK;
+}
+
+sp_status sp_profiler_start(sp_profiler *p)
+{
+    drive_begin();
+    return drive_end(start_locked(p));
+}
+
+sp_status sp_profiler_stop(sp_profiler *p)
+{
+    drive_begin();
+    return drive_end(stop_locked(p));
+}
+
+sp_status sp_profiler_step(sp_profiler *p, int64_t num_samples)
+{
+    drive_begin();
+    return drive_end(step_locked(p, num_samples));
 }

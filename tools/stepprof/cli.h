@@ -15,6 +15,8 @@ int cli_summary(int argc, char **argv);
 int cli_convert(int argc, char **argv);
 int cli_info(int argc, char **argv);
 int cli_diff(int argc, char **argv);
+/* Runs a program with profiling switched on (run.c); returns its exit status. */
+int cli_run(int argc, char **argv);
 
 /* Loads path (any format), with progress on a terminal. On failure prints
  * the error and returns CLI_BAD_INPUT. */

@@ -1,6 +1,7 @@
 /* main.c: `stepprof COMMAND ...`, the command-line tool over saved results:
  * summary tables, format conversion, a file overview and a before/after
- * comparison. See cli.h for exit codes. */
+ * comparison; and `stepprof run`, which profiles a program. See cli.h for
+ * exit codes. */
 #include "cli.h"
 
 #include <stdarg.h>
@@ -19,6 +20,7 @@ static const char usage[] =
     "  convert FILE -o OUT   write FILE as .json, .json.gz or .pb\n"
     "  info FILE             span, threads, event counts, dropped counts, time range\n"
     "  diff A B              per-phase and per-operator time differences, B - A\n"
+    "  run [OPTIONS] -- CMD  run CMD with profiling switched on, no code change\n"
     "\n"
     "options:\n"
     "  -h, --help            this text; `stepprof COMMAND --help` describes a command\n"
@@ -81,6 +83,7 @@ static int run(const char *cmd, int argc, char **argv)
     if (strcmp(cmd, "convert") == 0) return cli_convert(argc, argv);
     if (strcmp(cmd, "info") == 0) return cli_info(argc, argv);
     if (strcmp(cmd, "diff") == 0) return cli_diff(argc, argv);
+    if (strcmp(cmd, "run") == 0) return cli_run(argc, argv);
     return cli_usage_error(NULL, "unknown command '%s'", cmd);
 }
 
