@@ -129,14 +129,19 @@ PyObject *spx_add_paddle_pb(sp_profiler *prof, PyObject *args)
     sp_load_options opts;
     memset(&opts, 0, sizeof opts);
     sp_result *r = NULL;
-    sp_status s = sp__load_pb_to(f, "paddle's events", &opts, &sink, &r);
+    sp_status s;
+    /* Reading touches only f and c (the maps are held by args): no GIL. */
+    Py_BEGIN_ALLOW_THREADS
+    s = sp__load_pb_to(f, "paddle's events", &opts, &sink, &r);
     fclose(f);
+    Py_END_ALLOW_THREADS
     if (s == SP_OK) sp_result_release(r);
-    if (s == SP_OK && c.failed) s = SP_ENOMEM;
-    if (s == SP_OK) s = hand_over(prof, &c);
+    int no_memory = s == SP_OK && c.failed;
+    if (s == SP_OK && !no_memory) s = hand_over(prof, &c);
     PyMem_RawFree(c.events);
     PyMem_RawFree(c.mems);
     sp__buf_fini(&c.text);
+    if (no_memory) return PyErr_NoMemory();
     if (s == SP_OK) Py_RETURN_TRUE;
     if (s == SP_ESTATE || s == SP_EBUSY) Py_RETURN_FALSE;
     return spx_raise(s);
