@@ -19,8 +19,8 @@ The hand-over (hand_over_pb): paddle writes its tree as a protobuf in C++
 (its public _ProfilerResult.save(path, "pb")) into an unnamed memory file,
 and Profiler._add_paddle_pb reads it in C with the core's loader of paddle's
 .pb, adding the events through the public sp_profiler_add_events and
-sp_profiler_add_memory_events: no pybind11 call per node, about half the
-cost of the walk. paddle's glog line at each save is kept off stderr
+sp_profiler_add_memory_events: no pybind11 call per node, a quarter to a
+third of the walk's cost. paddle's glog line at each save is kept off stderr
 (_save_quietly says how, and what that costs). The walk of the tree
 (_batches, through Profiler._add_events and _add_memory_events) gives the
 same events and is used where the protobuf cannot serve: with op info (its
@@ -312,16 +312,23 @@ def _save_quietly(result, path):
             result.save(path, "pb")
         finally:
             os.dup2(saved, 2)
-        size = os.fstat(err).st_size
-        if size:
-            text = os.pread(err, size, 0)
-            keep = b"".join(line for line in text.splitlines(keepends=True)
-                            if not all(p in line for p in _SAVE_LOG))
-            while keep:
-                keep = keep[os.write(2, keep):]
+            _write_back(err)  # a failing save's own messages included
     finally:
         os.close(err)
         os.close(saved)
+
+
+def _write_back(err):
+    """What reached the memory file err, to stderr, less paddle's line."""
+    try:
+        size = os.fstat(err).st_size
+        text = os.pread(err, size, 0) if size else b""
+        keep = b"".join(line for line in text.splitlines(keepends=True)
+                        if not all(p in line for p in _SAVE_LOG))
+        while keep:
+            keep = keep[os.write(2, keep):]
+    except OSError:  # stderr gone meanwhile: nothing to write it to
+        pass
 
 
 def hand_over_pb(result, add_pb, types, mem_types=None):
@@ -329,7 +336,8 @@ def hand_over_pb(result, add_pb, types, mem_types=None):
     its memory events) to the span through add_pb (Profiler._add_paddle_pb):
     paddle writes its tree as a protobuf in C++ (_ProfilerResult.save) into
     an unnamed memory file, and the C core reads it, without a pybind11 call
-    per node. The same events as _batches gives, at about half the cost.
+    per node. The same events as _batches gives, at a quarter to a third of
+    its cost (bench/bench_paddle.py).
     Returns False, having added nothing, when this cannot be done (no
     save, no memory files, or it failed: then one StepprofWarning per
     process, and the caller walks the tree)."""

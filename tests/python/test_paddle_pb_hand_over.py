@@ -200,3 +200,14 @@ def test_paddle_pb_save_quietly_keeps_other_stderr(capfd, tmp_path):
     err = capfd.readouterr().err
     assert "writing profiling data" not in err
     assert "something else\n" in err
+
+
+def test_paddle_pb_save_quietly_failing_save_keeps_its_messages(capfd, tmp_path):
+    def save(path, fmt):
+        os.write(2, b"paddle says why\n")
+        raise RuntimeError("save failed")
+    with pytest.raises(RuntimeError, match="save failed"):
+        pc._save_quietly(types.SimpleNamespace(save=save), str(tmp_path / "out"))
+    assert "paddle says why\n" in capfd.readouterr().err
+    os.write(2, b"stderr is back\n")
+    assert "stderr is back" in capfd.readouterr().err
