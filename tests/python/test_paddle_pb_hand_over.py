@@ -212,3 +212,30 @@ def test_paddle_pb_save_quietly_failing_save_keeps_its_messages(capfd, tmp_path)
     assert "paddle says why\n" in capfd.readouterr().err
     os.write(2, b"stderr is back\n")
     assert "stderr is back" in capfd.readouterr().err
+
+
+@needs_paddle
+def test_paddle_pb_hand_over_cut_file_adds_nothing():
+    """paddle's real protobuf cut short: ValueError, and no event added."""
+    from paddle.base import core
+    types_ = pc._type_map(core)
+    paddle_result = _traced(_work)
+    fd = os.memfd_create("whole")
+    cut = os.memfd_create("cut")
+    try:
+        pc._save_quietly(paddle_result, f"/proc/self/fd/{fd}")
+        data = os.pread(fd, os.fstat(fd).st_size, 0)
+        assert len(data) > 1000
+        os.write(cut, data[:len(data) * 2 // 3])
+        prof = profiler.Profiler(on_trace_ready=lambda p: None)
+        prof._paddle = None
+        prof.start()
+        with pytest.raises(ValueError, match="protobuf"):
+            prof._add_paddle_pb(cut, pc._byte_map(types_), None)
+        prof.stop()
+    finally:
+        os.close(fd)
+        os.close(cut)
+    r = prof.get_result()
+    assert [e.name for t in r.threads for e in r.events(t.tid)
+            if e.type != profiler.TracerEventType.ProfileStep] == []
