@@ -11,8 +11,9 @@
    operator, stepprof's against paddle.profiler's;
 3. on that loop, stop() (with the default-style chrome-trace handler) plus
    summary(), stepprof against paddle;
-4. the cost of handing paddle's events to the span (tracer stop, then the
-   walk of paddle's tree and _add_events), per event.
+4. the cost of handing paddle's events to the span, per event: paddle's
+   tracer stop, then the protobuf hand-over stepprof takes, and the walk of
+   paddle's tree with _add_events, on the same events.
 
 `make bench` runs it (bench/report.py reads its `metric` lines). By hand,
 with paddle and the package installed (make test-python does both):
@@ -139,31 +140,49 @@ def op_heavy_stop_s(mod, steps=10, ops=200):
     return t1 - t0, t2 - t1
 
 
-def hand_over_us_per_event(ops=2000):
+def hand_over_us_per_event(ops=2000, rounds=3):
+    """The hand-over of paddle's events to a span, per event, both ways on
+    the same tracer result in the same span, in alternating order: paddle's
+    tracer stop; the protobuf way stepprof takes (paddle's save into a memory
+    file, read in C: _paddle_capture.hand_over_pb); the walk of paddle's tree
+    with _add_events (stepprof's way with record_shapes or with_flops, and
+    its fallback). Medians of `rounds`."""
     from paddle.base import core
 
     from stepprof import _paddle_capture
-    prof = sp.Profiler(on_trace_ready=lambda p: None)
-    prof._paddle = None  # this span gets the events of the tracer below only
-    prof.start()
-    options = core.ProfilerOptions()
-    options.trace_switch = 1
-    tracer = core._Profiler.create(options, [])
-    tracer.prepare()
-    tracer.start()
-    y = paddle.ones([8])
-    for _ in range(ops):
-        y = y * 1.0001 + 0.5
-    t0 = time.perf_counter()
-    result = tracer.stop()
-    t1 = time.perf_counter()
-    del tracer
-    prof._add_events(_paddle_capture.events_of(result, _paddle_capture._type_map(core)))
-    t2 = time.perf_counter()
-    prof.stop()
-    r = prof.get_result()
-    n = sum(len(r.events(i)) for i in range(len(r.threads)))
-    return n, 1e6 * (t1 - t0) / n, 1e6 * (t2 - t1) / n
+    types = _paddle_capture._type_map(core)
+    stop_us, pb_us, walk_us = [], [], []
+    for k in range(rounds):
+        prof = sp.Profiler(on_trace_ready=lambda p: None)
+        prof._paddle = None  # this span gets the events of the tracer below only
+        prof.start()
+        options = core.ProfilerOptions()
+        options.trace_switch = 1
+        tracer = core._Profiler.create(options, [])
+        tracer.prepare()
+        tracer.start()
+        y = paddle.ones([8])
+        for _ in range(ops):
+            y = y * 1.0001 + 0.5
+        t0 = time.perf_counter()
+        result = tracer.stop()
+        t1 = time.perf_counter()
+        del tracer
+        n = len(_paddle_capture.events_of(result, types))
+        took = {}
+        for way in (("pb", "walk") if k % 2 == 0 else ("walk", "pb")):
+            t2 = time.perf_counter()
+            if way == "pb":
+                if not _paddle_capture.hand_over_pb(result, prof._add_paddle_pb, types):
+                    sys.exit("bench_paddle: the protobuf hand-over failed; figures not valid")
+            else:
+                prof._add_events(_paddle_capture.events_of(result, types))
+            took[way] = time.perf_counter() - t2
+        prof.stop()
+        stop_us.append(1e6 * (t1 - t0) / n)
+        pb_us.append(1e6 * took["pb"] / n)
+        walk_us.append(1e6 * took["walk"] / n)
+    return n, statistics.median(stop_us), statistics.median(pb_us), statistics.median(walk_us)
 
 
 def metric(name, value, unit, samples=None):
@@ -218,11 +237,13 @@ def main():
         print(f"  {k:9s} stop {1e3 * a:8.1f} ms  summary {1e3 * b:8.1f} ms  total {1e3 * (a + b):8.1f} ms")
     speed = [sum(p) / sum(s) for p, s in zip(stops["paddle"], stops["stepprof"])]
     metric("paddle_stop_speedup", statistics.median(speed), "x", speed)
-    n, stop_us, add_us = hand_over_us_per_event()
+    n, stop_us, pb_us, walk_us = hand_over_us_per_event()
     print(f"hand-over of {n} events: paddle's tracer stop {stop_us:.2f} us/event, "
-          f"walk and _add_events {add_us:.2f} us/event")
+          f"protobuf hand-over {pb_us:.2f} us/event, walk and _add_events {walk_us:.2f} "
+          f"us/event")
     metric("paddle_tracer_stop_us_per_event", stop_us, "us")
-    metric("paddle_hand_over_us_per_event", add_us, "us")
+    metric("paddle_hand_over_us_per_event", pb_us, "us")
+    metric("paddle_hand_over_walk_us_per_event", walk_us, "us")
 
 
 if __name__ == "__main__":

@@ -103,7 +103,10 @@ CONTEXT = [
     ("paddle_op_record_ns", "paddle operator recorded by stepprof (paddle's tracer), ns"),
     ("paddle_op_record_ns_paddle", "paddle operator recorded by paddle.profiler, ns"),
     ("paddle_tracer_stop_us_per_event", "paddle's tracer stop, us per event"),
-    ("paddle_hand_over_us_per_event", "walk of paddle's tree and hand-over to the span, us per event"),
+    ("paddle_hand_over_us_per_event",
+     "hand-over of paddle's events to the span (paddle's protobuf, read in C), us per event"),
+    ("paddle_hand_over_walk_us_per_event",
+     "the same by walking paddle's tree (op info, the fallback), us per event"),
 ]
 
 # What each target's figure can physically be, (lowest, highest): outside,

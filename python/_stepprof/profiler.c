@@ -16,6 +16,7 @@
  * object is still alive and may be passed to on_trace_ready). Either way the
  * span is delivered and one line on sys.stderr says where it went. */
 #include "profiler.h"
+#include "paddle_pb.h"
 
 #include "pythread.h"
 #include <stdio.h>
@@ -446,6 +447,13 @@ static PyObject *pr_add_events(PyObject *self, PyObject *arg)
     return spx_raise(s);
 }
 
+/* _add_paddle_pb(fd, event_map, mem_map): paddle_pb.h. */
+static PyObject *pr_add_paddle_pb(PyObject *self, PyObject *args)
+{
+    if (check_reader(SELF) < 0) return NULL;
+    return spx_add_paddle_pb(SELF->prof, args);
+}
+
 /* _add_memory_events(events): sp_profiler_add_memory_events with a sequence
  * of (tid, type, place, ts_ns, addr, bytes, current_allocated,
  * current_reserved, peak_allocated, peak_reserved) tuples, the time on
@@ -716,6 +724,10 @@ static PyMethodDef pr_methods[] = {
     {"_add_events", pr_add_events, METH_O,
      "_add_events([(tid, type, name, start_ns, end_ns), ...]): ranges another tracer measured "
      "(CLOCK_REALTIME ns), added to the span being recorded; False when none is."},
+    {"_add_paddle_pb", pr_add_paddle_pb, METH_VARARGS,
+     "_add_paddle_pb(fd, event_map, mem_map): the host events (and, with mem_map, the memory "
+     "events) of the paddle .pb in the open file fd, added to the span being recorded; False "
+     "when none is. The maps are bytes: paddle's type value -> stepprof's, 0xff for none."},
     {"_add_memory_events", pr_add_memory_events, METH_O,
      "_add_memory_events([(tid, type, place, ts_ns, addr, bytes, current_allocated, "
      "current_reserved, peak_allocated, peak_reserved), ...]): allocations and frees another "

@@ -1,4 +1,4 @@
-"""paddle's own host tracer run beside a stepprof span (issue 19, item 1).
+"""paddle's own host tracer run beside a stepprof span.
 
 When paddle is imported and a stepprof Profiler whose targets include the
 CPU begins a span, this module starts paddle's C++ host tracer through the
@@ -7,14 +7,26 @@ ProfilerOptions), and sets the flag paddle.profiler sets while it runs
 (paddle.profiler.utils._is_profiler_used), which paddle.io.DataLoader and the
 optimizers wrapped by paddle.profiler.utils.wrap_optimizers read to record
 their Dataloader and Optimization ranges. Just before the span is collected
-the tracer is stopped and its event tree walked: every host event
+the tracer is stopped and its events handed over: every host event
 (operators, OperatorInner, kernel launches, backward nodes, the optimizer,
-the DataLoader, paddle's RecordEvents) goes to the span through
-Profiler._add_events with paddle's own type, its thread's OS id and its
-CLOCK_REALTIME times, which the C core puts on the span's time line. With
-profile_memory, paddle's memory recorder runs with the tracer, as under
-paddle.profiler, and the allocations and frees hanging on the tree's nodes go
-to the span through Profiler._add_memory_events the same way.
+the DataLoader, paddle's RecordEvents) goes to the span with paddle's own
+type, its thread's OS id and its CLOCK_REALTIME times, which the C core puts
+on the span's time line. With profile_memory, paddle's memory recorder runs
+with the tracer, as under paddle.profiler, and the allocations and frees
+hanging on the tree's nodes go to the span the same way.
+
+The hand-over (hand_over_pb): paddle writes its tree as a protobuf in C++
+(its public _ProfilerResult.save(path, "pb")) into an unnamed memory file,
+and Profiler._add_paddle_pb reads it in C with the core's loader of paddle's
+.pb, adding the events through the public sp_profiler_add_events and
+sp_profiler_add_memory_events: no pybind11 call per node, a quarter to a
+third of the walk's cost. paddle's glog line at each save is kept off stderr
+(_save_quietly says how, and what that costs). The walk of the tree
+(_batches, through Profiler._add_events and _add_memory_events) gives the
+same events and is used where the protobuf cannot serve: with op info (its
+FLOPs need node attributes, which the protobuf lacks, so such a span is
+walked whole, in one pass), without save or memory files, or once a save
+failed (one StepprofWarning per process).
 
 With record_shapes or with_flops the span also runs paddle's op info
 recorder (paddle.base.core.enable_op_info_recorder, as paddle.profiler's
@@ -253,6 +265,108 @@ def _batches(result, types, batch, memory=None, ops=None):
         yield out
 
 
+def _byte_map(mapping):
+    """A {paddle value: stepprof value} map as bytes indexed by paddle's
+    value, 0xff for none (a negative stepprof value), for _add_paddle_pb;
+    None when a paddle value does not fit in a byte."""
+    if not mapping:
+        return b""
+    if min(mapping) < 0 or max(mapping) > 254:
+        return None
+    out = bytearray(b"\xff" * (max(mapping) + 1))
+    for k, v in mapping.items():
+        out[k] = v if 0 <= v < 255 else 255
+    return bytes(out)
+
+
+#: paddle's glog line at every _ProfilerResult.save, kept from the user.
+_SAVE_LOG = (b"serialization_logger.cc", b"writing profiling data to")
+
+#: Why the protobuf hand-over failed in this process, once it has (then
+#: every later span is walked); None while it works.
+_pb_broken = None
+
+
+def _save_quietly(result, path):
+    """result.save(path, "pb") with file descriptor 2 sent to a memory file
+    meanwhile, and what reached it written back to stderr afterwards, less
+    paddle's "writing profiling data to" line: paddle logs it with glog's
+    LOG(INFO), which no flag settable at run time silences (glog's
+    minloglevel is read at paddle's start; paddle.set_flags refuses it).
+    The trade-off: whatever another thread writes to fd 2 during the save
+    (milliseconds) comes out after it, in its order, and is lost if the
+    process dies inside the save."""
+    try:
+        sys.stderr.flush()
+    except Exception:
+        pass
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr: nothing to keep the line from
+        result.save(path, "pb")
+        return
+    err = os.memfd_create("stepprof-paddle-stderr", os.MFD_CLOEXEC)
+    try:
+        os.dup2(err, 2)
+        try:
+            result.save(path, "pb")
+        finally:
+            os.dup2(saved, 2)
+            _write_back(err)  # a failing save's own messages included
+    finally:
+        os.close(err)
+        os.close(saved)
+
+
+def _write_back(err):
+    """What reached the memory file err, to stderr, less paddle's line."""
+    try:
+        size = os.fstat(err).st_size
+        text = os.pread(err, size, 0) if size else b""
+        keep = b"".join(line for line in text.splitlines(keepends=True)
+                        if not all(p in line for p in _SAVE_LOG))
+        while keep:
+            keep = keep[os.write(2, keep):]
+    except OSError:  # stderr gone meanwhile: nothing to write it to
+        pass
+
+
+def hand_over_pb(result, add_pb, types, mem_types=None):
+    """Hands a paddle _ProfilerResult's host events (and, with mem_types,
+    its memory events) to the span through add_pb (Profiler._add_paddle_pb):
+    paddle writes its tree as a protobuf in C++ (_ProfilerResult.save) into
+    an unnamed memory file, and the C core reads it, without a pybind11 call
+    per node. The same events as _batches gives, at a quarter to a third of
+    its cost (bench/bench_paddle.py).
+    Returns False, having added nothing, when this cannot be done (no
+    save, no memory files, or it failed: then one StepprofWarning per
+    process, and the caller walks the tree)."""
+    global _pb_broken
+    if _pb_broken is not None or not hasattr(result, "save") or \
+            not hasattr(os, "memfd_create"):
+        return False
+    event_map = _byte_map(types)
+    mem_map = _byte_map(mem_types) if mem_types is not None else None
+    if event_map is None or (mem_types is not None and mem_map is None):
+        return False
+    try:
+        fd = os.memfd_create("stepprof-paddle-events", os.MFD_CLOEXEC)
+        try:
+            _save_quietly(result, f"/proc/self/fd/{fd}")
+            add_pb(fd, event_map, mem_map)
+        finally:
+            os.close(fd)
+    except MemoryError:
+        raise
+    except Exception as e:  # paddle's save or the file it wrote: walk instead
+        _pb_broken = f"{type(e).__name__}: {e}"
+        warnings.warn(f"handing paddle's events over through paddle's protobuf failed "
+                      f"({_pb_broken}); stepprof walks paddle's event tree instead, which "
+                      f"is slower", _core.StepprofWarning, stacklevel=2)
+        return False
+    return True
+
+
 def _flops_function():
     """paddle's public FLOPs counter (paddle.utils.flops.flops), or None."""
     try:
@@ -385,11 +499,13 @@ class PaddleCapture:
             from paddle.base import core
             core.disable_op_info_recorder()
 
-    def end(self, add, add_memory=None, add_ops=None):
+    def end(self, add, add_memory=None, add_ops=None, add_pb=None):
         """Stops paddle's tracer; add(events) receives its events, unless add
         is None (the span is discarded), add_memory(memory events) the
         memory recorder's, when it ran and add_memory is given, and
-        add_ops(ops) its op info when op info is recorded."""
+        add_ops(ops) its op info when op info is recorded. With add_pb (the
+        profiler's _add_paddle_pb), paddle's tree goes over as a protobuf
+        paddle writes (hand_over_pb) when it can, else it is walked."""
         tracer, self._tracer = self._tracer, None
         if tracer is None:
             return
@@ -405,12 +521,19 @@ class PaddleCapture:
             _paddle_flag.release(utils)
             self._memory_stop(core)
             del tracer  # frees paddle's single tracer for the next span or paddle.profiler
-        if add is not None and result is not None:
-            mem = (self._mem_types, add_memory) if memory and add_memory is not None else None
-            nodes = [] if self._op_info and add_ops is not None else None
-            for part in _batches(result, self._types, BATCH, mem, nodes):
-                add(part)
-            if nodes:
-                ops = op_info_from(nodes, _flops_function())
-                if ops:
-                    add_ops(ops)
+        if add is None or result is None:
+            return
+        mem = (self._mem_types, add_memory) if memory and add_memory is not None else None
+        want_ops = self._op_info and add_ops is not None
+        # Op info needs each Operator node's attributes (for FLOPs), which the
+        # protobuf lacks: with it the whole span is walked, in one pass.
+        if add_pb is not None and not want_ops and \
+                hand_over_pb(result, add_pb, self._types, self._mem_types if mem else None):
+            return
+        nodes = [] if want_ops else None
+        for part in _batches(result, self._types, BATCH, mem, nodes):
+            add(part)
+        if nodes:
+            ops = op_info_from(nodes, _flops_function())
+            if ops:
+                add_ops(ops)

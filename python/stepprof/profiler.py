@@ -260,7 +260,7 @@ class Profiler(_PaddleAttributes, _core.Profiler):
                 cap.begin()
             else:
                 cap.end(self._add_events if event == 1 else None, self._add_memory_events,
-                        self._add_op_info if event == 1 else None)
+                        self._add_op_info if event == 1 else None, self._add_paddle_pb)
         except Exception as e:  # paddle's tracer failed: say so once, go on
             self._paddle = None
             _warn(f"capturing paddle's events failed ({type(e).__name__}: {e}); this profiler "

@@ -55,6 +55,23 @@ sp_status sp__builder_finish(sp__builder *b, int keep_counters, const char *path
  * its start, a regular file (load.c copies a pipe's bytes into one first),
  * closed by the caller; path names it in messages. */
 sp_status sp__load_pb(FILE *f, const char *path, const sp_load_options *opts, sp_result **out);
+/* Where sp__load_pb_to sends a .pb's host events and memory events instead
+ * of into the result: raw, as paddle wrote them (paddle's type numbers, the
+ * name's bytes uncut and unrepaired, valid only during the call), with the
+ * OS thread id of the thread tree they hang in; a tree's root is no event.
+ * mem may be NULL (memory events left out). The Python package hands
+ * paddle's events over this way (python/_stepprof/paddle_pb.c). */
+typedef struct sp__pb_sink {
+    void *user;
+    void (*event)(void *user, uint64_t tid, uint32_t type, const char *name, int64_t start_ns,
+                  int64_t end_ns);
+    void (*mem)(void *user, uint64_t tid, uint32_t type, const char *place, int64_t ts_ns,
+                const sp_mem_info *info);
+} sp__pb_sink;
+/* sp__load_pb with a sink; the result (without the sink's events) is
+ * built and must be released. */
+sp_status sp__load_pb_to(FILE *f, const char *path, const sp_load_options *opts,
+                         const sp__pb_sink *sink, sp_result **out);
 sp_status sp__load_json(FILE *f, const char *path, const sp_load_options *opts, sp_result **out);
 /* Crash dumps (load_dump.c, src/record/crash.h): sp__is_dump tells one from
  * the file's first n bytes; sp__load_dump reads it. */

@@ -192,6 +192,7 @@ typedef struct loader {
     int64_t min_ns, max_ns; /* extent of the events, for files without a span */
     int64_t pid;
     int have_pid;
+    const sp__pb_sink *sink; /* host and memory events go here, or NULL */
 } loader;
 
 static const char *text(const char *s) { return s ? s : ""; }
@@ -268,6 +269,19 @@ static void add_runtime(loader *l, sp__thread *t, const sp__pb_runtime_node *nod
 
 static void add_mem(loader *l, sp__thread *t, const sp__pb_mem *e)
 {
+    if (l->sink) {
+        if (e && l->sink->mem) {
+            sp_mem_info info = {.addr = e->addr,
+                                .bytes = e->increase_bytes,
+                                .current_allocated = e->current_allocated,
+                                .current_reserved = e->current_reserved,
+                                .peak_allocated = e->peak_allocated,
+                                .peak_reserved = e->peak_reserved};
+            l->sink->mem(l->sink->user, t->tid, e->type, text(e->place), (int64_t)e->timestamp_ns,
+                         &info);
+        }
+        return;
+    }
     if (!e || e->type > SP_MEM_RESERVED_FREE) {
         l->b.r->counters[SP_COUNTER_MISUSE]++;
         return;
@@ -329,7 +343,10 @@ static void add_host_node(loader *l, sp__thread *t, const sp__pb_host_node *node
 {
     int root = node->has_parentid && node->parentid == -1;
     const sp__pb_host *h = node->host_trace_event;
-    if (!root && h) {
+    if (!root && h && l->sink) {
+        l->sink->event(l->sink->user, t->tid, h->type, text(h->name), (int64_t)h->start_ns,
+                       (int64_t)h->end_ns);
+    } else if (!root && h) {
         sp__event *e = sp__builder_event(&l->b, t);
         if (!e) return;
         unsigned type = h->type;
@@ -535,11 +552,18 @@ static sp_status load(loader *l, sp_result **out)
 
 sp_status sp__load_pb(FILE *f, const char *path, const sp_load_options *opts, sp_result **out)
 {
+    return sp__load_pb_to(f, path, opts, NULL, out);
+}
+
+sp_status sp__load_pb_to(FILE *f, const char *path, const sp_load_options *opts,
+                         const sp__pb_sink *sink, sp_result **out)
+{
     loader *l = sp__alloc(sizeof *l);
     if (!l) return sp__fail(SP_ENOMEM, "out of memory loading %s", path);
     l->rd.path = path;
     l->rd.opts = opts;
     l->rd.f = f;
+    l->sink = sink;
     l->min_ns = INT64_MAX;
     l->max_ns = INT64_MIN;
     sp__buf_init(&l->node);
