@@ -3,6 +3,7 @@
  * with the ranges stepprof recorded and typed as given; they are refused
  * outside a span and with bad arguments (nothing added), and dropped with a
  * span that is discarded. */
+#include "added_events.h"
 #include "check.h"
 #include "stepprof/stepprof.h"
 
@@ -10,28 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int64_t realtime_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void quiet(sp_log_level level, const char *message, void *user)
-{
-    (void)level, (void)message, (void)user;
-}
-
-static sp_profiler *make(void)
-{
-    sp_options o;
-    sp_options_init(&o);
-    o.on_trace_ready = sp_handler_none();
-    o.log = quiet;
-    sp_profiler *p = NULL;
-    CHECK_OK(sp_profiler_create(&o, &p));
-    return p;
-}
+static sp_profiler *make(void) { return make_quiet(NULL); }
 
 /* Index of the thread with this tid, or -1. */
 static long thread_of(const sp_result *r, uint64_t tid)

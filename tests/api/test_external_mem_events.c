@@ -4,6 +4,7 @@
  * happened, and its [memory] trace events; bad arguments are refused with
  * nothing added, calls outside a span get SP_ESTATE, and events outside the
  * span are counted as out_of_window. */
+#include "added_events.h"
 #include "check.h"
 #include "stepprof/stepprof.h"
 
@@ -13,28 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int64_t realtime_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void quiet(sp_log_level level, const char *message, void *user)
-{
-    (void)level, (void)message, (void)user;
-}
-
-static sp_profiler *make(void)
-{
-    sp_options o;
-    sp_options_init(&o);
-    o.on_trace_ready = sp_handler_none();
-    o.log = quiet;
-    sp_profiler *p = NULL;
-    CHECK_OK(sp_profiler_create(&o, &p));
-    return p;
-}
+static sp_profiler *make(void) { return make_quiet(NULL); }
 
 static sp_external_mem_event mem(uint64_t tid, sp_mem_event_type type, int64_t ts, int64_t bytes,
                                  uint64_t peak)

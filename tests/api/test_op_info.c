@@ -4,6 +4,7 @@
  * Operator Summary's FLOPs column, and survive a .pb export and load; bad
  * arguments are refused with nothing added, odd names are repaired and
  * counted, ops outside the span are counted as out_of_window. */
+#include "added_events.h"
 #include "check.h"
 #include "collect.h"
 #include "stepprof/stepprof.h"
@@ -14,29 +15,13 @@
 #include <time.h>
 #include <unistd.h>
 
-static int64_t realtime_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void quiet(sp_log_level level, const char *message, void *user)
-{
-    (void)level, (void)message, (void)user;
-}
-
 static sp_profiler *make(void)
 {
     sp_options o;
     sp_options_init(&o);
-    o.on_trace_ready = sp_handler_none();
-    o.log = quiet;
     o.record_shapes = true;
     o.with_flops = true;
-    sp_profiler *p = NULL;
-    CHECK_OK(sp_profiler_create(&o, &p));
-    return p;
+    return make_quiet(&o);
 }
 
 static const sp__thread *thread_of(const sp_result *r, uint64_t tid)
