@@ -5,6 +5,7 @@
  * with --steps 3:5 leaves one trace of steps 3 and 4, the tool printing
  * exactly two lines. */
 #include "check.h"
+#include "child_files.h"
 #include "stepprof/stepprof.h"
 
 #include <dirent.h>
@@ -37,25 +38,6 @@ static int cli(char *const *args)
     int status = 0;
     if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
     return WEXITSTATUS(status);
-}
-
-static const char *slurp(const char *path)
-{
-    static char text[65536];
-    text[0] = '\0';
-    FILE *f = fopen(path, "rb");
-    if (!f) return text;
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    text[n] = '\0';
-    fclose(f);
-    return text;
-}
-
-static int count_lines(const char *text)
-{
-    int n = 0;
-    for (; *text; text++) n += *text == '\n';
-    return n;
 }
 
 static void expect_usage(char *const *args, const char *message)

@@ -5,6 +5,7 @@
  * the library's lines on stderr. Nothing depends on timing: the SIGTERM case
  * waits for the program to say it is ready before killing it. */
 #include "check.h"
+#include "child_files.h"
 #include "stepprof/stepprof.h"
 
 #include <dirent.h>
@@ -57,41 +58,6 @@ static int run(const char *const *env, char *const *argv)
     int status = 0;
     if (pid < 0 || waitpid(pid, &status, 0) != pid) return -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-static char *slurp(const char *path)
-{
-    static char text[65536];
-    text[0] = '\0';
-    FILE *f = fopen(path, "rb");
-    if (!f) return text;
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    text[n] = '\0';
-    fclose(f);
-    return text;
-}
-
-static int count_lines(const char *text)
-{
-    int n = 0;
-    for (; *text; text++) n += *text == '\n';
-    return n;
-}
-
-/* The one file in dir whose name contains part (into path); returns how
- * many there are. */
-static int find_file(const char *dir, const char *part, char *path, size_t size)
-{
-    DIR *d = opendir(dir);
-    if (!d) return 0;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (!strstr(e->d_name, part)) continue;
-        if (n++ == 0) snprintf(path, size, "%s/%s", dir, e->d_name);
-    }
-    closedir(d);
-    return n;
 }
 
 /* What a trace holds: its steps (ProfileStep ranges, by number), and its

@@ -5,6 +5,7 @@
  * with its registered name), marks as instants, and start/end ranges ended
  * on another thread. Skipped (77) where NVTX's headers were not found. */
 #include "check.h"
+#include "child_files.h"
 #include "stepprof/stepprof.h"
 
 #include <dirent.h>
@@ -41,38 +42,11 @@ static int run_cli(const char *nvtx_path)
     return WEXITSTATUS(status);
 }
 
-static const char *slurp(const char *path)
-{
-    static char text[65536];
-    text[0] = '\0';
-    FILE *f = fopen(path, "rb");
-    if (!f) return text;
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    text[n] = '\0';
-    fclose(f);
-    return text;
-}
-
-static int count_lines(const char *text)
-{
-    int n = 0;
-    for (; *text; text++) n += *text == '\n';
-    return n;
-}
-
 static int find_trace(char *path, size_t size)
 {
     char sub[400];
     snprintf(sub, sizeof sub, "%s/o", dir);
-    DIR *d = opendir(sub);
-    int n = 0;
-    struct dirent *e;
-    while (d && (e = readdir(d)) != NULL) {
-        if (!strstr(e->d_name, ".paddle_trace.json")) continue;
-        if (n++ == 0) snprintf(path, size, "%s/%s", sub, e->d_name);
-    }
-    if (d) closedir(d);
-    return n;
+    return find_file(sub, ".paddle_trace.json", path, size);
 }
 
 typedef struct counts {
