@@ -14,7 +14,7 @@ import paddle
 OP_INFO = "--op-info" in sys.argv
 ARGS = [a for a in sys.argv if a != "--op-info"]
 
-if ARGS[1] == "paddle":
+if len(ARGS) > 1 and ARGS[1] == "paddle":  # bench_paddle.py imports it with no arguments
     import paddle.profiler as profiler
 else:
     import stepprof.profiler as profiler
