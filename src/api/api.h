@@ -29,6 +29,17 @@ int sp__profiler_finishing_unstopped(const sp_profiler *prof);
  * call back for good: the process is about to die of a signal. */
 void sp__profilers_stop_for_signal(const char *when);
 
+/* What every sp_profiler_add_* call checks before its arguments: prof is
+ * not NULL, not inherited across fork(), not called from on_trace_ready
+ * (the misuse is counted and logged); fn names the call in the message. */
+sp_status sp__profiler_may_add(sp_profiler *prof, const char *fn);
+/* SP_OK while prof records a span (RECORD or RECORD_AND_RETURN, holding
+ * the tracers), else SP_ESTATE with a message naming fn. */
+sp_status sp__profiler_span_open(const sp_profiler *prof, const char *fn);
+/* Where the data other tracers add to prof's current span is held until it
+ * is collected (add_external.c). */
+struct sp__external *sp__profiler_external(sp_profiler *prof);
+
 /* The benchmark timer stack (timer_stack.c). */
 typedef struct sp__timer sp__timer;
 int64_t sp__timer_now_ns(void);

@@ -818,85 +818,20 @@ const sp_result *sp_profiler_result(const sp_profiler *p) { return p ? p->result
 const char *sp_profiler_trace_path(const sp_profiler *p) { return p ? p->trace_path : NULL; }
 uint64_t sp_profiler_misuse_count(const sp_profiler *p) { return p ? atomic_load(&p->misuse) : 0; }
 
-sp_status sp_profiler_add_events(sp_profiler *p, const sp_external_event *events, size_t count)
+sp_status sp__profiler_may_add(sp_profiler *p, const char *fn)
 {
-    if (!p) return sp__fail(SP_EINVAL, "sp_profiler_add_events: profiler is NULL");
-    if (inherited(p)) return inert(p, "sp_profiler_add_events");
-    if (p->in_callback) return reentered(p, "sp_profiler_add_events");
-    if (count > 0 && !events) return sp__fail(SP_EINVAL, "sp_profiler_add_events: events is NULL");
-    for (size_t i = 0; i < count; i++) {
-        if ((unsigned)events[i].type >= SP_EVENT_TYPE_COUNT)
-            return sp__fail(SP_EINVAL, "sp_profiler_add_events: event %zu has unknown type %d", i,
-                            (int)events[i].type);
-        if (events[i].type == SP_EVENT_PROFILE_STEP)
-            return sp__fail(SP_EINVAL, "sp_profiler_add_events: event %zu is a ProfileStep; steps "
-                                       "are the profiler's own (sp_profiler_step)", i);
-        if (!events[i].name && events[i].name_len > 0)
-            return sp__fail(SP_EINVAL, "sp_profiler_add_events: event %zu has a NULL name", i);
-    }
-    if (!p->holds_tracers || !recording(p->state))
-        return sp__fail(SP_ESTATE, "sp_profiler_add_events: the profiler records no span now");
-    if (sp__external_add(&p->external, events, count) != 0)
-        return sp__fail(SP_ENOMEM, "out of memory adding %zu events", count);
+    if (!p) return sp__fail(SP_EINVAL, "%s: profiler is NULL", fn);
+    if (inherited(p)) return inert(p, fn);
+    if (p->in_callback) return reentered(p, fn);
     return SP_OK;
 }
 
-sp_status sp_profiler_add_memory_events(sp_profiler *p, const sp_external_mem_event *events,
-                                        size_t count)
-{
-    if (!p) return sp__fail(SP_EINVAL, "sp_profiler_add_memory_events: profiler is NULL");
-    if (inherited(p)) return inert(p, "sp_profiler_add_memory_events");
-    if (p->in_callback) return reentered(p, "sp_profiler_add_memory_events");
-    if (count > 0 && !events)
-        return sp__fail(SP_EINVAL, "sp_profiler_add_memory_events: events is NULL");
-    for (size_t i = 0; i < count; i++) {
-        if ((unsigned)events[i].type > SP_MEM_RESERVED_FREE)
-            return sp__fail(SP_EINVAL,
-                            "sp_profiler_add_memory_events: event %zu has unknown type %d", i,
-                            (int)events[i].type);
-        if (!events[i].place && events[i].place_len > 0)
-            return sp__fail(SP_EINVAL, "sp_profiler_add_memory_events: event %zu has a NULL place",
-                            i);
-    }
-    if (!p->holds_tracers || !recording(p->state))
-        return sp__fail(SP_ESTATE,
-                        "sp_profiler_add_memory_events: the profiler records no span now");
-    if (sp__ext_mems_add(&p->external.mems, events, count) != 0)
-        return sp__fail(SP_ENOMEM, "out of memory adding %zu memory events", count);
-    return SP_OK;
-}
+sp__external *sp__profiler_external(sp_profiler *p) { return &p->external; }
 
-/* The first bad argument of an op, or NULL: checked before anything is
- * copied, so a refused add adds nothing. */
-static const char *bad_op(const sp_op_info *o)
+sp_status sp__profiler_span_open(const sp_profiler *p, const char *fn)
 {
-    if (!o->op_type && o->op_type_len) return "a NULL op_type";
-    if (!o->callstack && o->callstack_len) return "a NULL callstack";
-    if (!o->inputs && o->input_count) return "NULL inputs";
-    for (size_t k = 0; k < o->input_count; k++) {
-        const sp_op_input *in = &o->inputs[k];
-        if (!in->key && in->key_len) return "an input with a NULL key";
-        if (!in->dtype && in->dtype_len) return "an input with a NULL dtype";
-        if (in->rank > SP_OP_RANK_MAX) return "an input whose rank is over SP_OP_RANK_MAX";
-        if (!in->dims && in->rank) return "an input with NULL dims";
-    }
-    return NULL;
-}
-
-sp_status sp_profiler_add_op_info(sp_profiler *p, const sp_op_info *ops, size_t count)
-{
-    if (!p) return sp__fail(SP_EINVAL, "sp_profiler_add_op_info: profiler is NULL");
-    if (inherited(p)) return inert(p, "sp_profiler_add_op_info");
-    if (p->in_callback) return reentered(p, "sp_profiler_add_op_info");
-    if (count > 0 && !ops) return sp__fail(SP_EINVAL, "sp_profiler_add_op_info: ops is NULL");
-    for (size_t i = 0; i < count; i++) {
-        const char *why = bad_op(&ops[i]);
-        if (why) return sp__fail(SP_EINVAL, "sp_profiler_add_op_info: op %zu has %s", i, why);
-    }
     if (!p->holds_tracers || !recording(p->state))
-        return sp__fail(SP_ESTATE, "sp_profiler_add_op_info: the profiler records no span now");
-    if (sp__ext_ops_add(&p->external.ops, ops, count) != 0)
-        return sp__fail(SP_ENOMEM, "out of memory adding %zu ops", count);
+        return sp__fail(SP_ESTATE, "%s: the profiler records no span now", fn);
     return SP_OK;
 }
 
