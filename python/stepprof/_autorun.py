@@ -163,10 +163,39 @@ def _after_import(hooks):
         sys.meta_path.insert(0, _Finder(pending))
 
 
+def program_profiler(scheduler, on_trace_ready):
+    """Called as the program creates a stepprof.profiler.Profiler: the first
+    one it makes takes the injected profiler's place, as in C (docs/c-api.md,
+    "A program that makes its own profiler too"). The injected one is stopped
+    (a span it was recording is written) and counts no more steps; the
+    program's gets the run's steps and output directory. Returns the
+    (scheduler, on_trace_ready) the program's profiler uses."""
+    prof = _state["prof"]
+    if prof is None or _state.get("creating") or os.getpid() != _state["pid"]:
+        return scheduler, on_trace_ready
+    _state["prof"] = None
+    _state["adopted"] = True
+    try:
+        prof.stop()
+    except Exception as e:  # its span is lost; the program's profiler goes on
+        sys.stderr.write(f"stepprof: stopping the injected profiler failed: {e}\n")
+    return _settings()
+
+
+def _settings():
+    from . import profiler
+    first, end = (int(x) for x in os.environ["STEPPROF_STEPS"].split(":"))
+    fmt = os.environ.get("STEPPROF_FORMAT", "json")
+    out = os.environ.get("STEPPROF_OUT", "./profiler_log/")
+    handler = (profiler.export_protobuf(out) if fmt == "pb" else
+               profiler.export_chrome_tracing(out))
+    return (first, end), handler
+
+
 def _write_status():
     path = os.environ.get("STEPPROF_PY_STATUS")
-    if not path or os.getpid() != _state["pid"]:
-        return
+    if not path or os.getpid() != _state["pid"] or _state.get("adopted"):
+        return  # a program's own profiler counts its own steps
     try:
         with open(path, "a") as f:
             f.write(f"{os.getpid()} {_state['steps']}\n")
@@ -182,13 +211,13 @@ def install():
         return None
     if not rank_selected(os.environ.get("STEPPROF_RANKS"), _rank()):
         return None
-    first, end = (int(x) for x in steps.split(":"))
     from . import profiler
-    fmt = os.environ.get("STEPPROF_FORMAT", "json")
-    out = os.environ.get("STEPPROF_OUT", "./profiler_log/")
-    handler = (profiler.export_protobuf(out) if fmt == "pb" else
-               profiler.export_chrome_tracing(out))
-    prof = profiler.Profiler(scheduler=(first, end), on_trace_ready=handler, perf_summary=False)
+    scheduler, handler = _settings()
+    _state["creating"] = True
+    try:
+        prof = profiler.Profiler(scheduler=scheduler, on_trace_ready=handler, perf_summary=False)
+    finally:
+        _state["creating"] = False
     _state.update(prof=prof, steps=0, pid=os.getpid())
     hooks = {"paddle.optimizer": _hook_paddle, "torch.optim.optimizer": _hook_torch}
     step_fn = os.environ.get("STEPPROF_STEP_FN")

@@ -142,3 +142,23 @@ def test_zero_code_paddle_example(tmp_path):
     assert step_names(trace) == steps(10, 20)
     ops = {e["name"] for e in trace["traceEvents"] if e.get("cat") == "cpu_op"}
     assert "matmul dygraph" in ops and "sgd_ dygraph" in ops, sorted(ops)[:20]
+
+
+def test_zero_code_program_profiler_takes_over(tmp_path):
+    """A program that makes its own stepprof profiler: it takes the injected
+    one's place with the run's steps and output directory (one trace)."""
+    (tmp_path / "own.py").write_text(
+        "import stepprof.profiler as profiler\n"
+        "prof = profiler.Profiler(scheduler=(0, 1), perf_summary=False,\n"
+        "                         on_trace_ready=profiler.export_chrome_tracing('elsewhere'))\n"
+        "prof.start()\n"
+        "for _ in range(6):\n"
+        "    prof.step()\n"
+        "prof.stop()\n")
+    r = run(["--steps", "2:4", "--out", "traces", "--", sys.executable, "own.py"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert not (tmp_path / "elsewhere").exists()
+    files = trace_files(tmp_path / "traces")
+    assert len(files) == 1, r.stderr
+    assert step_names(load_trace(files[0])) == steps(2, 4)
+    assert own_lines(r.stderr)[-1].startswith("stepprof: wrote "), r.stderr
