@@ -162,3 +162,18 @@ def test_zero_code_program_profiler_takes_over(tmp_path):
     assert len(files) == 1, r.stderr
     assert step_names(load_trace(files[0])) == steps(2, 4)
     assert own_lines(r.stderr)[-1].startswith("stepprof: wrote "), r.stderr
+
+
+def test_zero_code_python_m_stepprof_run(tmp_path):
+    """python -m stepprof run SCRIPT: stepprof run with this Python."""
+    write_loop(tmp_path)
+    full = dict(os.environ, STEPPROF_CLI=CLI)
+    full.pop("PYTHONPATH", None)
+    r = subprocess.run([sys.executable, "-m", "stepprof", "run", "--steps", "1:3", "--step-fn",
+                        "steps_lib:train_step", "loop.py"], cwd=tmp_path, env=full,
+                       capture_output=True, text=True, check=False, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert len(own_lines(r.stderr)) == 2, r.stderr
+    files = trace_files(tmp_path / "profiler_log")
+    assert len(files) == 1
+    assert step_names(load_trace(files[0])) == steps(1, 3)
