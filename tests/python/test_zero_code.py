@@ -177,3 +177,18 @@ def test_zero_code_python_m_stepprof_run(tmp_path):
     files = trace_files(tmp_path / "profiler_log")
     assert len(files) == 1
     assert step_names(load_trace(files[0])) == steps(1, 3)
+
+
+def test_zero_code_rank_left_out_is_not_profiled(tmp_path):
+    """RANK=1 with the default --ranks 0: the program runs unprofiled."""
+    write_loop(tmp_path)
+    r = run(["--steps", "1:3", "--step-fn", "steps_lib:train_step", "--", sys.executable,
+             "loop.py"], tmp_path, {"RANK": "1"})
+    assert r.returncode == 0, r.stderr
+    assert trace_files(tmp_path / "profiler_log") == []
+    assert own_lines(r.stderr)[-1].startswith("stepprof: no trace written"), r.stderr
+    r = run(["--ranks", "all", "--steps", "1:3", "--step-fn", "steps_lib:train_step", "--",
+             sys.executable, "loop.py"], tmp_path, {"RANK": "1"})
+    assert r.returncode == 0, r.stderr
+    files = trace_files(tmp_path / "profiler_log")
+    assert len(files) == 1 and "rank1" in os.path.basename(files[0]), files
