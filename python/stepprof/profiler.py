@@ -197,6 +197,11 @@ class Profiler(_PaddleAttributes, _core.Profiler):
                  profile_memory=False, timer_only=False, emit_nvtx=False, custom_device_types=None,
                  with_flops=False, with_stack=False, buffer_cap_bytes=None, overwrite_oldest=False,
                  save_on_crash=False, crash_path=None, stream_to_disk=False, perf_summary=None):
+        # Under `stepprof run`, the program's first profiler takes the
+        # injected one's place, with the run's steps and output (_autorun.py).
+        if "stepprof._autorun" in sys.modules:
+            scheduler, on_trace_ready = sys.modules["stepprof._autorun"].program_profiler(
+                scheduler, on_trace_ready)
         self._last_trace_path = None
         self._perf_summary = _wants_perf_summary(perf_summary,
                                                 _torch_dialect(scheduler, on_trace_ready))

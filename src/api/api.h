@@ -23,6 +23,9 @@ sp_status sp__handler_paddle(sp_trace_handler *out, const char *dir_name, const 
 /* Whether prof is being stopped because its program never stopped it (at
  * destroy, at exit, or at a terminating signal), which logs its own line. */
 int sp__profiler_finishing_unstopped(const sp_profiler *prof);
+/* Its span, when stopped or destroyed, goes to no on_trace_ready: the
+ * environment's profiler drops a start-up span (src/inject/env.c). */
+void sp__profiler_drop_spans(sp_profiler *prof);
 
 /* Stops every started, never stopped profiler as the exit hook does, the
  * line beginning with when ("at SIGTERM"), and then holds every profiler

@@ -756,6 +756,8 @@ static void destroy_now(sp_profiler *p)
     sp__free(p);
 }
 
+void sp__profiler_drop_spans(sp_profiler *p) { p->opts.on_trace_ready.fn = NULL; }
+
 void sp_profiler_destroy(sp_profiler *p)
 {
     if (!p) return;

@@ -206,9 +206,14 @@ int sp__env_adopt(const sp_options *opts, sp_options *adopted)
     pthread_mutex_unlock(&lock);
     if (!take) return 0;
     /* A span it was recording is written, with its line; anything else it
-     * would say is noise here. */
-    handing_over = sp_profiler_state(p) != SP_STATE_RECORD &&
-                   sp_profiler_state(p) != SP_STATE_RECORD_AND_RETURN;
+     * would say is noise here. Before the first step ended, the span holds
+     * only the program's start-up, and the program's profiler records step 0
+     * again from its start (STEPPROF_STEPS=0:N): that span is dropped, so
+     * that the run writes one trace. */
+    int fresh = sp_profiler_step_num(p) == 0;
+    if (fresh) sp__profiler_drop_spans(p);
+    handing_over = fresh || (sp_profiler_state(p) != SP_STATE_RECORD &&
+                             sp_profiler_state(p) != SP_STATE_RECORD_AND_RETURN);
     sp_profiler_destroy(p);
     handing_over = 0;
     *adopted = *opts;

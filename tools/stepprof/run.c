@@ -6,7 +6,11 @@
  * files written at the end, and nothing else: the library's own
  * informational lines are turned off (STEPPROF_QUIET). When the NVTX
  * injection library is there, NVTX_INJECTION64_PATH names it, so that a
- * program using NVTX is captured even when it does not link stepprof. */
+ * program using NVTX is captured even when it does not link stepprof. For a
+ * Python program, PYTHONPATH starts with a directory holding a sitecustomize
+ * (python/inject/) that starts stepprof.profiler in the program's Python,
+ * which must have the stepprof package installed; the steps it saw come back
+ * through the file STEPPROF_PY_STATUS names, for the end line. */
 #define _GNU_SOURCE
 #include "cli.h"
 
@@ -32,8 +36,10 @@ static const char run_usage[] =
     "program linked with libstepprof records the ranges it marks, steps counted\n"
     "by sp_step() or by its own profiler, with no code added. A program using\n"
     "NVTX has its ranges captured through NVTX_INJECTION64_PATH (when stepprof\n"
-    "was built with NVTX). Python programs run, but their steps are not\n"
-    "captured yet.\n"
+    "was built with NVTX). A Python program (python, torchrun) whose Python has\n"
+    "the stepprof package installed is profiled through a sitecustomize on\n"
+    "PYTHONPATH (an existing one still runs): a step ends at each paddle or\n"
+    "torch optimizer step, or at each return of the --step-fn function.\n"
     "\n"
     "options:\n"
     "  --steps START:END   record steps [START, END) (default 10:20)\n"
@@ -48,6 +54,8 @@ static const char run_usage[] =
     "                      always written next to the trace as .summary.txt)\n"
     "  --step-range NAME   with NVTX: a pushed range of this name is a step, not\n"
     "                      a range (default step)\n"
+    "  --step-fn MOD:NAME  Python: each return of this function (in module MOD,\n"
+    "                      imported by the program) ends a step\n"
     "  -h, --help          this text\n"
     "\n"
     "Exit status: CMD's own; 128+N if a signal N ended it; 127 if CMD is not\n"
@@ -143,7 +151,83 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void report_files(const char *dir, const names *before, const char *start)
+/* ---- Python programs ---- */
+
+/* The directory of the sitecustomize: STEPPROF_PYTHON_INJECT_DIR, beside the
+ * tool (a build tree), in ../share/stepprof from it (an install), or where it
+ * was to be installed. Empty when there is none. */
+static void find_py_inject(char *out, size_t size)
+{
+    out[0] = '\0';
+    const char *env = getenv("STEPPROF_PYTHON_INJECT_DIR");
+    char file[4300];
+    if (env && *env) {
+        if (strlen(env) >= size) return;
+        snprintf(file, sizeof file, "%s/sitecustomize.py", env);
+        if (access(file, R_OK) == 0) snprintf(out, size, "%s", env);
+        return;
+    }
+    char self[3072];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = '\0';
+        char *slash = strrchr(self, '/');
+        if (slash) *slash = '\0';
+        static const char *const rel[] = {"/python-inject", "/../share/stepprof/python-inject",
+                                          NULL};
+        for (const char *const *r = rel; *r; r++) {
+            snprintf(out, size, "%s%s", self, *r);
+            snprintf(file, sizeof file, "%s/sitecustomize.py", out);
+            if (access(file, R_OK) == 0) return;
+        }
+    }
+    snprintf(out, size, "%s", SP_PY_INJECT_INSTALLED);
+    snprintf(file, sizeof file, "%s/sitecustomize.py", out);
+    if (access(file, R_OK) != 0) out[0] = '\0';
+}
+
+/* PYTHONPATH=<dir>[:old], and STEPPROF_PY_STATUS naming a fresh file that
+ * each profiled Python process appends "PID STEPS" to at exit. */
+static void set_python(char *status, size_t size)
+{
+    status[0] = '\0';
+    char dir[4096];
+    find_py_inject(dir, sizeof dir);
+    if (!dir[0]) return;
+    const char *old = getenv("PYTHONPATH");
+    size_t n = strlen(dir) + (old ? strlen(old) : 0) + 2;
+    char *path = malloc(n);
+    if (!path) return;
+    snprintf(path, n, "%s%s%s", dir, old && *old ? ":" : "", old && *old ? old : "");
+    setenv("PYTHONPATH", path, 1);
+    free(path);
+    const char *tmp = getenv("TMPDIR");
+    snprintf(status, size, "%s/stepprof-py-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    int fd = mkstemp(status);
+    if (fd < 0) {
+        status[0] = '\0';
+        return;
+    }
+    close(fd);
+    setenv("STEPPROF_PY_STATUS", status, 1);
+}
+
+/* The most steps a profiled Python process reported, or -1 when none did. */
+static long long python_steps(const char *status)
+{
+    long long most = -1;
+    if (!status[0]) return most;
+    FILE *f = fopen(status, "r");
+    if (!f) return most;
+    long long pid, steps;
+    while (fscanf(f, "%lld %lld", &pid, &steps) == 2)
+        if (steps > most) most = steps;
+    fclose(f);
+    return most;
+}
+
+static void report_files(const char *dir, const names *before, const char *start,
+                         long long py_steps)
 {
     names after;
     list_traces(dir, &after);
@@ -157,9 +241,16 @@ static void report_files(const char *dir, const names *before, const char *start
     }
     if (shown)
         fputc('\n', stderr);
+    else if (py_steps == 0)
+        fprintf(stderr, "stepprof: no trace written: the Python program ended no step (no paddle or "
+                        "torch optimizer step was seen); mark one with --step-fn MODULE:FUNCTION, "
+                        "or call prof.step() of your own profiler\n");
+    else if (py_steps > 0)
+        fprintf(stderr, "stepprof: no trace written: the Python program ended %lld steps and did "
+                        "not reach step %s\n", py_steps, start);
     else
         fprintf(stderr, "stepprof: no trace written: the program did not reach step %s, or is not "
-                        "linked with libstepprof (Python steps are not captured yet)\n", start);
+                        "linked with libstepprof\n", start);
     free_names(&after);
 }
 
@@ -269,7 +360,7 @@ static int run_command(char **argv)
 int cli_run(int argc, char **argv)
 {
     const char *steps = "10:20", *ranks = "0", *out = "./profiler_log/", *targets = NULL,
-               *format = "json", *step_range = "step";
+               *format = "json", *step_range = "step", *step_fn = NULL;
     int summary = 0, i = 0;
     for (; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
@@ -294,6 +385,7 @@ int cli_run(int argc, char **argv)
         else if (cli_option(argc, argv, &i, "--targets", &v)) slot = &targets, what = "LIST";
         else if (cli_option(argc, argv, &i, "--format", &v)) slot = &format, what = "FORMAT";
         else if (cli_option(argc, argv, &i, "--step-range", &v)) slot = &step_range, what = "NAME";
+        else if (cli_option(argc, argv, &i, "--step-fn", &v)) slot = &step_fn, what = "MOD:NAME";
         else {
             static const char *const flags[] = {"--summary", NULL};
             return cli_unknown_option("run", a, flags);
@@ -315,6 +407,9 @@ int cli_run(int argc, char **argv)
     for (const char *const *f = formats; *f; f++) format_ok |= strcmp(format, *f) == 0;
     if (!format_ok) return cli_usage_error("run", "--format '%s' is not json, json.gz or pb", format);
     if (!*step_range) return cli_usage_error("run", "--step-range is empty; it takes a range name");
+    if (step_fn && (!strchr(step_fn, ':') || step_fn[0] == ':' || !strchr(step_fn, ':')[1]))
+        return cli_usage_error("run", "--step-fn '%s' is not MODULE:FUNCTION (for example "
+                               "train:step)", step_fn);
     if (!*out) return cli_usage_error("run", "--out '%s' is empty; it takes a directory", out);
     const char *why = bad_out_dir(out);
     if (why) return cli_usage_error("run", "--out '%s' %s", out, why);
@@ -328,6 +423,10 @@ int cli_run(int argc, char **argv)
     else unsetenv("STEPPROF_TARGETS");
     setenv("STEPPROF_SUMMARY", summary ? "1" : "0", 1);
     setenv("STEPPROF_QUIET", "1", 1);
+    if (step_fn) setenv("STEPPROF_STEP_FN", step_fn, 1);
+    else unsetenv("STEPPROF_STEP_FN");
+    char py_status[4200];
+    set_python(py_status, sizeof py_status);
     char nvtx_note[4400];
     set_nvtx(step_range, nvtx_note, sizeof nvtx_note);
 
@@ -339,7 +438,8 @@ int cli_run(int argc, char **argv)
             end, strcmp(ranks, "all") == 0 || strchr(ranks, ',') ? "s" : "", ranks, out, argv[i],
             nvtx_note);
     int status = run_command(argv + i);
-    if (status != 127 && status != 126) report_files(out, &before, start);
+    if (status != 127 && status != 126) report_files(out, &before, start, python_steps(py_status));
+    if (py_status[0]) unlink(py_status);
     free_names(&before);
     return status;
 }
