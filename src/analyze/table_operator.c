@@ -199,20 +199,6 @@ static uint32_t name_key(const ctx *c, uint32_t id) { return id < c->map_n - 1 ?
 
 static int node_type(const sp__thread_model *t, int32_t k) { return t->thread->events[t->nodes[k].event].type; }
 
-/* The index of the node of event ev (nodes are in event order), or -1. */
-static int32_t node_of_event(const sp__thread_model *t, int32_t ev)
-{
-    size_t lo = 0, hi = t->count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if ((int32_t)t->nodes[mid].event < ev)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < t->count && (int32_t)t->nodes[lo].event == ev ? (int32_t)lo : -1;
-}
-
 /* Each node's FLOPs as paddle's statistic tree sums them: an Operator's own
  * (its supplements') plus its children's. x->flops stays NULL when the
  * thread has no FLOPs. Returns 0 or -1. */
@@ -229,7 +215,7 @@ static int sum_flops(const sp__thread_model *t, opindex *x)
     for (; k < th->op_count; k++) {
         /* An op's time may fall in a child that starts with it: the op's
          * FLOPs are its innermost Operator's. */
-        int32_t n = th->ops[k].host >= 0 ? node_of_event(t, th->ops[k].host) : -1;
+        int32_t n = th->ops[k].host >= 0 ? sp__model_node_of(t, th->ops[k].host) : -1;
         while (n >= 0 && node_type(t, n) != SP_EVENT_OPERATOR)
             n = t->nodes[n].parent;
         if (n >= 0) x->flops[n] += th->ops[k].flops;
