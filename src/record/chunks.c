@@ -2,7 +2,12 @@
  * threads. Chunks grow from 16 KiB to 1 MiB as a thread records more; 1 MiB
  * chunks are recycled through a pool instead of freed, so a warm profiler
  * stops allocating. Pooled chunks still count against the cap. Called only
- * from slow paths: a thread's chunk switch and the collector. */
+ * from slow paths: a thread's chunk switch and the collector.
+ *
+ * A chunk switch may run in a signal handler that interrupted malloc or the
+ * collector, on the same thread, so acquiring a chunk neither calls malloc
+ * (chunks are pages from mmap) nor waits for a lock (a busy pool is passed
+ * by). */
 #include "chunks.h"
 #include "fork.h"
 
@@ -34,7 +39,7 @@ size_t sp__chunk_next_bytes(const sp__chunk *cur)
 
 static sp__chunk *pool_pop(void)
 {
-    pthread_mutex_lock(&pool_lock);
+    if (pthread_mutex_trylock(&pool_lock) != 0) return NULL;
     sp__chunk *c = pool;
     if (c) pool = atomic_load_explicit(&c->next, memory_order_relaxed);
     pthread_mutex_unlock(&pool_lock);
@@ -57,7 +62,7 @@ static sp__chunk *new_chunk(size_t bytes, int past_cap)
         atomic_fetch_sub(&bytes_in_use, bytes);
         return NULL;
     }
-    sp__chunk *c = sp__alloc(bytes);
+    sp__chunk *c = sp__alloc_pages(bytes);
     if (!c) {
         atomic_fetch_sub(&bytes_in_use, bytes);
         return NULL;
@@ -94,7 +99,7 @@ void sp__chunk_release(sp__chunk *c)
         return;
     }
     atomic_fetch_sub(&bytes_in_use, c->bytes);
-    sp__free(c);
+    sp__free_pages(c, c->bytes);
 }
 
 void sp__record_trim(void)
@@ -106,7 +111,7 @@ void sp__record_trim(void)
     while (c) {
         sp__chunk *next = atomic_load_explicit(&c->next, memory_order_relaxed);
         atomic_fetch_sub(&bytes_in_use, c->bytes);
-        sp__free(c);
+        sp__free_pages(c, c->bytes);
         c = next;
     }
 }

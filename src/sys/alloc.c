@@ -1,10 +1,13 @@
 /* alloc.c: the one place stepprof allocates memory. Routing every allocation
  * here lets tests make the Nth allocation fail and check that each caller
  * turns that into SP_ENOMEM without crashing or leaking. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "sys.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static _Atomic uint64_t alloc_count;
 static _Atomic uint64_t fail_at; /* alloc_count value that fails; 0 = never */
@@ -37,6 +40,31 @@ void *sp__realloc(void *ptr, size_t bytes)
 }
 
 void sp__free(void *ptr) { free(ptr); }
+
+static size_t round_to_pages(size_t bytes)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return (bytes + page - 1) / page * page;
+}
+
+void *sp__alloc_pages(size_t bytes)
+{
+    if (should_fail()) return NULL;
+    size_t mapped = round_to_pages(bytes ? bytes : 1);
+    size_t guard = round_to_pages(1);
+    char *p = mmap(NULL, mapped + guard, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    if (mprotect(p + mapped, guard, PROT_NONE) != 0) {
+        munmap(p, mapped + guard);
+        return NULL;
+    }
+    return p;
+}
+
+void sp__free_pages(void *pages, size_t bytes)
+{
+    if (pages) munmap(pages, round_to_pages(bytes ? bytes : 1) + round_to_pages(1));
+}
 
 char *sp__strndup(const char *s, size_t len)
 {

@@ -26,6 +26,12 @@ void *sp__realloc(void *ptr, size_t bytes); /* NULL on failure, ptr kept */
 void sp__free(void *ptr);
 char *sp__strdup(const char *s);
 char *sp__strndup(const char *s, size_t len);
+/* Zeroed pages straight from the kernel, followed by one inaccessible guard
+ * page, so that a write past the end faults. Unlike sp__alloc, safe to call
+ * from a signal handler that interrupted malloc. NULL on failure (counted by
+ * the same failure injection). */
+void *sp__alloc_pages(size_t bytes);
+void sp__free_pages(void *pages, size_t bytes);
 /* Tests: make the nth allocation from now fail (1 = the next one); 0 turns
  * injection off. Returns how many allocations were made since the last call. */
 uint64_t sp__alloc_fail_at(uint64_t nth);

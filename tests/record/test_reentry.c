@@ -164,6 +164,73 @@ static void test_reentry_handler_between_calls_is_recorded(void)
     sp_profiler_destroy(p);
 }
 
+/* A handler whose own events fill several chunks, as a sampling handler's
+ * may: its chunk switches take memory without malloc (which the handler
+ * may have interrupted; the TSan build reports any malloc in a handler), and
+ * all its events are kept. */
+static volatile sig_atomic_t filler_instants;
+
+static void fill_chunks_from_handler(int signo)
+{
+    (void)signo;
+    for (int i = 0; i < 20000; i++) {
+        sp_instant(SP_EVENT_USER_DEFINED, "handler instant");
+        filler_instants++;
+    }
+}
+
+/* On a thread of its own, whose chunks start small and so must be taken
+ * anew (the pool holds only the largest), with the handler inside. */
+static void *work_with_a_filling_signal(void *unused)
+{
+    (void)unused;
+    main_work(10);
+    /* A timer's signal, taken in sigsuspend, is asynchronous, as a
+     * sampling profiler's is (TSan checks only those). */
+    sigset_t usr2, old, waiting;
+    sigemptyset(&usr2);
+    sigaddset(&usr2, SIGUSR2);
+    CHECK_EQ(0, pthread_sigmask(SIG_BLOCK, &usr2, &old));
+    timer_t timer;
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = SIGUSR2;
+    sev._sigev_un._tid = gettid();
+    CHECK_EQ(0, timer_create(CLOCK_MONOTONIC, &sev, &timer));
+    struct itimerspec once = {{0, 0}, {0, 1000000}};
+    CHECK_EQ(0, timer_settime(timer, 0, &once, NULL));
+    waiting = old;
+    sigdelset(&waiting, SIGUSR2);
+    while (filler_instants == 0) sigsuspend(&waiting);
+    timer_delete(timer);
+    CHECK_EQ(0, pthread_sigmask(SIG_SETMASK, &old, NULL));
+    main_work(10);
+    return NULL;
+}
+
+static void test_reentry_handler_switching_chunks_is_recorded(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = fill_chunks_from_handler;
+    sigemptyset(&sa.sa_mask);
+    CHECK_EQ(0, sigaction(SIGUSR2, &sa, NULL));
+    sp_profiler *p = begin_profiling(0);
+    filler_instants = 0;
+    pthread_t worker;
+    CHECK_EQ(0, pthread_create(&worker, NULL, work_with_a_filling_signal, NULL));
+    CHECK_EQ(0, pthread_join(worker, NULL));
+    CHECK_OK(sp_profiler_stop(p));
+    const sp_result *r = sp_profiler_result(p);
+    tally kept = count_kept(r);
+    CHECK_U64_EQ(40, kept.main_ranges);
+    CHECK_U64_EQ(20000, filler_instants);
+    CHECK_U64_EQ(20000, kept.handler_instants);
+    CHECK_U64_EQ(0, sp_result_counter(r, SP_COUNTER_HOST_DROPPED));
+    sp_profiler_destroy(p);
+}
+
 /* Runs main_work under a 10 kHz SIGPROF of this thread's CPU clock until
  * 200 handler calls or 300,000 pairs, whichever comes first (the checks hold
  * for any number of signals), then checks the accounting. POSIX CPU timers
@@ -241,6 +308,7 @@ int main(void)
 {
     RUN_TEST(test_reentry_signal_during_every_chunk_switch);
     RUN_TEST(test_reentry_handler_between_calls_is_recorded);
+    RUN_TEST(test_reentry_handler_switching_chunks_is_recorded);
     RUN_TEST(test_reentry_sigprof_10khz_counts_exact);
     RUN_TEST(test_reentry_sigprof_10khz_at_the_cap_counts_exact);
     return TEST_SUMMARY();

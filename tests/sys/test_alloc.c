@@ -11,7 +11,9 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int pairs_per_call = 100;
@@ -101,8 +103,40 @@ static void test_alloc_every_failure_point_is_survived_at_the_ring_cap(void)
     pairs_per_call = 100;
 }
 
+/* Chunk pages come zeroed, and the page after them is a guard: a write one
+ * byte past the end faults (in a child, which must not survive it). */
+static void test_alloc_pages_are_zeroed_and_guarded(void)
+{
+    size_t bytes = (size_t)16 << 10;
+    unsigned char *p = sp__alloc_pages(bytes);
+    CHECK(p != NULL);
+    size_t nonzero = 0;
+    for (size_t i = 0; i < bytes; i++) nonzero += p[i] != 0;
+    CHECK_EQ(0, nonzero);
+    p[0] = 1;
+    p[bytes - 1] = 1;
+    fflush(NULL);
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        signal(SIGSEGV, SIG_DFL);
+        ((volatile unsigned char *)p)[bytes] = 1;
+        _exit(0); /* the guard did not fault */
+    }
+    int status = 0;
+    CHECK_EQ(child, waitpid(child, &status, 0));
+    /* The sanitizers catch the fault themselves and exit non-zero. */
+    CHECK(!(WIFEXITED(status) && WEXITSTATUS(status) == 0));
+    sp__free_pages(p, bytes);
+    /* Failure injection covers page allocations too. */
+    sp__alloc_fail_at(1);
+    CHECK(sp__alloc_pages(bytes) == NULL);
+    sp__alloc_fail_at(0);
+}
+
 int main(void)
 {
+    RUN_TEST(test_alloc_pages_are_zeroed_and_guarded);
     RUN_TEST(test_alloc_every_failure_point_is_survived);
     RUN_TEST(test_alloc_every_failure_point_is_survived_at_the_ring_cap);
     return TEST_SUMMARY();
