@@ -9,9 +9,11 @@ build/python/gen (Debian: protobuf-c-compiler, libprotobuf-c-dev), as the
 CMake build does; it is never committed.
 """
 import glob
+import json
 import os
 import shutil
 import subprocess
+import sys
 
 from setuptools import Extension, setup
 
@@ -77,8 +79,45 @@ core = Extension(
     depends=rel("src/**/*.h") + rel("include/**/*.h") + rel("python/_stepprof/*.h"),
 )
 
+def torch_adapter():
+    """stepprof._torch_adapter, compiled against the torch installed in the
+    Python that runs this install (python/_stepprof_torch/adapter.cpp says
+    why it is C++), or None without torch or with STEPPROF_TORCH=0. torch is
+    asked in a child process: importing it here would cost seconds and load
+    CUDA's libraries into the build. A failed compile skips the adapter
+    (optional); stepprof/_torch_capture.py then says so when torch is used."""
+    if os.environ.get("STEPPROF_TORCH", "1") == "0":
+        return None
+    probe = ("import json, os, torch; d = os.path.dirname(torch.__file__); "
+             "print(json.dumps([torch.__version__, os.path.join(d, 'include'), os.path.join(d, 'lib'), "
+             "int(torch._C._GLIBCXX_USE_CXX11_ABI)]))")
+    try:
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300,
+                             env=dict(os.environ, CUDA_VISIBLE_DEVICES=""))
+        version, include, lib, abi = json.loads(out.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return None
+    return Extension(
+        "stepprof._torch_adapter",
+        sources=["python/_stepprof_torch/adapter.cpp"],
+        language="c++",
+        include_dirs=["include", "python/_stepprof", include],
+        # NDEBUG: RecordFunction's layout differs in a debug build of torch's
+        # headers from the release libtorch's.
+        define_macros=[("NDEBUG", "1"), ("_GLIBCXX_USE_CXX11_ABI", str(abi)),
+                       ("SPX_TORCH_BUILT_FOR", json.dumps(version))],
+        extra_compile_args=["-std=c++20", "-O2", "-Wall", "-Wextra", "-fvisibility=hidden"],
+        library_dirs=[lib],
+        libraries=["c10", "torch_cpu"],
+        runtime_library_dirs=[lib],
+        depends=["python/_stepprof/record_api.h"],
+        optional=True,
+    )
+
+
+adapter = torch_adapter()
 setup(
-    ext_modules=[core],
+    ext_modules=[core] + ([adapter] if adapter else []),
     options={
         "build": {"build_base": "build/python"},
         "build_ext": {"parallel": os.cpu_count() or 2},

@@ -12,6 +12,12 @@
 # $VENV/.stepprof-paddle-failed says why, those tests skip saying so, and later
 # runs try again only after a day (or remove the marker). STEPPROF_PADDLE=0 skips
 # the install; PADDLE_SPEC chooses the requirement (default "paddlepaddle>=3,<4").
+#
+# torch is installed the same way (marker .stepprof-torch / .stepprof-torch-failed,
+# STEPPROF_TORCH=0 skips it, TORCH_SPEC chooses it, default "torch>=2.4,<3"),
+# before the package: `pip install .` compiles stepprof's torch adapter against
+# it. PyPI's wheel pulls CUDA's libraries (about 3 GB in pip's cache, used
+# on CPU here); the first install took about 2 minutes on the CI machine's kind.
 set -eu
 PYTHON=${PYTHON:-python3}
 VENV=${VENV:-build/python-venv}
@@ -57,8 +63,20 @@ if [ "${STEPPROF_PADDLE:-1}" = 1 ] && [ ! -f "$VENV/.stepprof-paddle" ] &&
         echo "stepprof: could not install paddlepaddle; its tests will skip (see $VENV/.stepprof-paddle-failed)" >&2
     fi
 fi
+find "$VENV" -maxdepth 1 -name .stepprof-torch-failed -mmin +1440 -delete 2>/dev/null
+if [ "${STEPPROF_TORCH:-1}" = 1 ] && [ ! -f "$VENV/.stepprof-torch" ] &&
+    [ ! -f "$VENV/.stepprof-torch-failed" ]; then
+    echo "stepprof: installing ${TORCH_SPEC:-torch>=2.4,<3} for the torch capture tests (about 3 GB the first time)"
+    if "$VENV/bin/python" -m pip install -q --disable-pip-version-check --timeout 30 --retries 1 \
+        "${TORCH_SPEC:-torch>=2.4,<3}" >"$VENV/.stepprof-torch-log" 2>&1; then
+        touch "$VENV/.stepprof-torch"
+    else
+        tail -n 3 "$VENV/.stepprof-torch-log" >"$VENV/.stepprof-torch-failed"
+        echo "stepprof: could not install torch; its tests will skip (see $VENV/.stepprof-torch-failed)" >&2
+    fi
+fi
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps .
 # make bench only needs the package installed.
 [ "${STEPPROF_INSTALL_ONLY:-0}" = 1 ] && exit 0
-# -rs: a skipped test says why (the paddle tests without paddle).
+# -rs: a skipped test says why (the paddle and torch tests without them).
 exec "$VENV/bin/python" -m pytest -q -rs tests/python "$@"

@@ -2,6 +2,7 @@
  * It registers the types (RecordEvent, Scheduler, Profiler, Result) and a few
  * functions; stepprof.profiler builds paddle's Python API on top. */
 #include "core.h"
+#include "record_api.h"
 
 /* Validates a built-in handler's arguments with the core's own checks (and
  * messages) when the Python handler object is made, not at first use. */
@@ -56,6 +57,14 @@ static PyObject *load(PyObject *mod, PyObject *args)
     sp_result_release(r);
     return wrapped;
 }
+
+static const spx_record_api record_api = {
+    .version = SPX_RECORD_API_VERSION,
+    .active = &sp__host_active,
+    .range_begin = sp__range_begin,
+    .range_begin_copy = sp__range_begin_copy,
+    .range_end = sp__range_end,
+};
 
 static PyMethodDef module_methods[] = {
     {"load", load, METH_VARARGS, "load(path): a saved result (.pb or stepprof's .json / .json.gz)."},
@@ -119,6 +128,12 @@ PyMODINIT_FUNC PyInit__core(void)
     Py_INCREF(spx_warning_type);
     if (PyModule_AddObject(m, "StepprofWarning", spx_warning_type) < 0) {
         Py_DECREF(spx_warning_type);
+        Py_DECREF(m);
+        return NULL;
+    }
+    PyObject *capsule = PyCapsule_New((void *)&record_api, SPX_RECORD_API_CAPSULE, NULL);
+    if (!capsule || PyModule_AddObject(m, "_record_api", capsule) < 0) {
+        Py_XDECREF(capsule);
         Py_DECREF(m);
         return NULL;
     }

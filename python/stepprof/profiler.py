@@ -30,6 +30,7 @@ from ._enums import (LineKind, ProfilerState, ProfilerTarget, SortedKeys, Summar
 from ._enums import coerce as _coerce
 from . import _paddle_reader
 from ._paddle_capture import PaddleCapture as _PaddleCapture
+from ._torch_capture import TorchCapture as _TorchCapture
 from ._handlers import TraceHandler, export_chrome_tracing, export_protobuf, tensorboard_trace_handler
 from ._record import RecordEvent, record_function
 from ._result import EventNode, ProfilerResult, SummaryTable, load_profiler_result
@@ -222,10 +223,14 @@ class Profiler(_PaddleAttributes, _core.Profiler):
         self._emit_nvtx = bool(emit_nvtx)
         # paddle's own tracer beside each span, when paddle is imported and
         # the CPU is a target (_paddle_capture.py).
-        self._paddle = None if self._timer_only or (
+        host = not self._timer_only and not (
             targets and ProfilerTarget.CPU not in {_coerce(t, ProfilerTarget, "targets")
-                                                   for t in targets}) \
-            else _PaddleCapture(memory=profile_memory, op_info=bool(record_shapes or with_flops))
+                                                   for t in targets})
+        self._paddle = _PaddleCapture(memory=profile_memory,
+                                      op_info=bool(record_shapes or with_flops)) if host else None
+        # torch's operators through its RecordFunction callbacks, when torch
+        # is imported (_torch_capture.py).
+        self._torch = _TorchCapture() if host else None
         self._set_paddle_attributes(
             targets, _scheduler_value(scheduler) if isinstance(scheduler, (tuple, list))
             else scheduler, on_trace_ready, lambda: export_chrome_tracing("./profiler_log/"),
@@ -253,10 +258,17 @@ class Profiler(_PaddleAttributes, _core.Profiler):
 
     def _span_event(self, event):
         """Called by the core when a span begins (0), is about to be
-        collected (1) or is discarded (2): paddle's tracer follows the spans
+        collected (1) or is discarded (2): torch's callback is registered
+        for the span (_torch_capture.py); paddle's tracer follows the spans
         (_paddle_capture.py), and hands its events to the span at 1. A
         failure there never stops the training loop: one warning, and the
         span keeps its hand-marked ranges."""
+        torch = getattr(self, "_torch", None)
+        if torch is not None:
+            if event == 0:
+                torch.begin()
+            else:
+                torch.end()
         cap = getattr(self, "_paddle", None)
         if cap is None:
             return

@@ -12,6 +12,8 @@
  *   len() and str.format do, after control characters are made visible
  *   (sp__fmt_name); the name width is taken over all groups, and
  *   the percentages are of the sum over all groups, before row_limit (torch).
+ * - A range that is the only child of a range of the same name is merged
+ *   into it, as torch's EventList._remove_dup_nodes does (is_dup).
  * - Times are converted to microseconds (ns / 1000.0) before formatting, as
  *   torch keeps them; percentages are computed from the ns sums directly. */
 #include "table_torch.h"
@@ -127,6 +129,20 @@ static int earlier(int64_t start, int64_t end, size_t t, size_t i, const group *
     return i < g->first_node;
 }
 
+/* torch's EventList drops a range that is the only child of a range of the
+ * same name (an op that re-enters the dispatcher under its own name, as
+ * aten::mean does), its children going to the parent: the parent's row keeps
+ * one call and its total, and takes the child's self time (the caller adds
+ * it, as parent and child share the group). */
+static int is_dup(const sp__model *m, const sp__thread_model *tm, const sp__node *n, const char *raw)
+{
+    if (n->parent < 0) return 0;
+    const sp__node *p = &tm->nodes[n->parent];
+    if (p->first_child != (int32_t)(n - tm->nodes) || n->next_sibling != -1) return 0;
+    const char *parent = sp__result_name(m->result, tm->thread->events[p->event].name);
+    return raw && parent && strcmp(raw, parent) == 0;
+}
+
 static int collect_groups(const sp__model *m, groups *gs)
 {
     sp__buf name;
@@ -148,8 +164,9 @@ static int collect_groups(const sp__model *m, groups *gs)
                 break;
             }
             g->self_cpu += n->self_cpu;
-            g->cpu += n->cpu;
             g->self_gpu += n->self_gpu;
+            if (is_dup(m, tm, n, raw)) continue;
+            g->cpu += n->cpu;
             g->gpu += n->gpu;
             g->count++;
             if (earlier(e->start_ns, e->end_ns, t, i, g)) {

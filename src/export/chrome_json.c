@@ -206,6 +206,11 @@ static const char *category(const sp__event *e, const char *name)
         return "cpu_op";
     case SP_EVENT_COMMUNICATION:
         return is_collective(name) ? "cpu_op" : "user_annotation";
+    case SP_EVENT_BACKWARD:
+        /* torch's autograd engine range around each node (stepprof types it
+         * Backward for paddle's Overview): an op to Kineto and its viewers. */
+        return strncmp(name, "autograd::engine::evaluate_function: ", 37) == 0 ? "cpu_op"
+                                                                              : "user_annotation";
     default:
         return "user_annotation";
     }
@@ -213,8 +218,8 @@ static const char *category(const sp__event *e, const char *name)
 
 int sp__json_event_is_op(const sp_result *r, const sp__event *e)
 {
-    if (e->type == SP_EVENT_OPERATOR || e->type == SP_EVENT_DATALOADER) return 1;
-    return e->type == SP_EVENT_COMMUNICATION && is_collective(sp__result_name(r, e->name));
+    const char *name = sp__result_name(r, e->name);
+    return strcmp(category(e, name ? name : ""), "cpu_op") == 0;
 }
 
 static int starts_with(const char *s, const char *prefix)

@@ -243,6 +243,35 @@ static void test_table_torch_long_names_cut(void)
 }
 
 /* No events: torch's _build_table returns "" for no events. */
+/* torch's EventList drops a range that is the only child of a range of the
+ * same name (aten::mean re-entering the dispatcher as aten::mean):
+ *   aten::mean [0,100] > aten::mean [10,90] > aten::sum [20,40],
+ *                                             aten::div_ [50,80] > aten::div_ [55,75]
+ *   aten::x [200,300] > aten::x [210,220], aten::y [230,240]  (two children: kept)
+ * aten::mean: 1 call, total 100, self 20 + 30 = 50; aten::div_: 1 call, total
+ * 30, self 10 + 20 = 30; aten::sum 20/20/1; aten::x: 2 calls, total 110, self
+ * 80 + 10 = 90; aten::y 10/10/1. Sum self = 200 (the roots' 100 + 100). */
+static const fixture_range duplicated[] = {
+    {"aten::mean", SP_EVENT_OPERATOR, 0, 100 * US},
+    {"aten::mean", SP_EVENT_OPERATOR, 10 * US, 90 * US},
+    {"aten::sum", SP_EVENT_OPERATOR, 20 * US, 40 * US},
+    {"aten::div_", SP_EVENT_OPERATOR, 50 * US, 80 * US},
+    {"aten::div_", SP_EVENT_OPERATOR, 55 * US, 75 * US},
+    {"aten::x", SP_EVENT_OPERATOR, 200 * US, 300 * US},
+    {"aten::x", SP_EVENT_OPERATOR, 210 * US, 220 * US},
+    {"aten::y", SP_EVENT_OPERATOR, 230 * US, 240 * US},
+};
+
+static void test_table_torch_only_child_of_its_name_is_merged(void)
+{
+    built b;
+    build(&b, duplicated, N(duplicated), NULL, 0);
+    const char *text = table(&b, NULL, 100);
+    fixture_check_golden("torch_duplicates.txt", text);
+    CHECK(strstr(text, "Self CPU time total: 200.000us\n") != NULL);
+    done(&b);
+}
+
 static void test_table_torch_empty_model(void)
 {
     built b;
@@ -309,6 +338,7 @@ int main(void)
     RUN_TEST(test_table_torch_row_limit_one);
     RUN_TEST(test_table_torch_zero_length_nan);
     RUN_TEST(test_table_torch_long_names_cut);
+    RUN_TEST(test_table_torch_only_child_of_its_name_is_merged);
     RUN_TEST(test_table_torch_empty_model);
     RUN_TEST(test_table_torch_device_columns);
     RUN_TEST(test_table_torch_out_of_memory);

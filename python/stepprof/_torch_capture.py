@@ -1,0 +1,89 @@
+"""torch's own events in a stepprof span.
+
+When torch is imported and a stepprof Profiler whose targets include the
+CPU begins a span, the torch adapter (stepprof._torch_adapter, compiled
+against the installed torch: python/_stepprof_torch/adapter.cpp) registers a
+global RecordFunction callback, the mechanism Kineto uses, and removes it
+just before the span is collected. Every operator, autograd node, optimizer
+step, DataLoader fetch, c10d collective and record_function range that torch
+runs in between becomes a stepprof range on the thread that ran it, typed so
+that both table families read true (docs/semantics.md, "torch's events").
+
+The adapter is used only with the torch it was built for (its BUILT_FOR
+against torch.__version__): another torch, or no adapter at all (stepprof
+installed while torch was missing, or the compile failed), gives one
+StepprofWarning per process, and spans record the hand-marked ranges only.
+torch is never imported here: a program that does not import torch pays
+nothing, and one that imports it after a span began is captured from the
+next span on."""
+import sys
+import warnings
+
+from . import _core
+
+# Process-wide: the adapter once usable, and whether torch has been checked.
+_adapter = None
+_checked = False
+
+
+def unusable_reason(torch, load=None):
+    """Why the adapter cannot record this torch, or None. load() imports the
+    adapter module (a parameter so that the tests can hand another one)."""
+    try:
+        adapter = load() if load else _import_adapter()
+    except ImportError as e:
+        return (f"stepprof's torch adapter did not load ({e}); stepprof was probably installed "
+                f"while torch was missing or could not be compiled against it: reinstall stepprof "
+                f"after torch to record torch's operators")
+    version = getattr(torch, "__version__", "?")
+    if adapter.BUILT_FOR != version:
+        return (f"stepprof's torch adapter was built for torch {adapter.BUILT_FOR}, and this is "
+                f"torch {version}: reinstall stepprof to record torch's operators")
+    return None
+
+
+def _import_adapter():
+    from . import _torch_adapter
+    return _torch_adapter
+
+
+def adapter():
+    """The attached adapter when torch is imported and usable, else None; the
+    first check that finds it unusable warns, once per process."""
+    global _adapter, _checked
+    if _checked:
+        return _adapter
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None  # checked again at the next span: torch may come later
+    _checked = True
+    why = unusable_reason(torch)
+    if why:
+        warnings.warn(f"{why}; stepprof records the hand-marked ranges only", _core.StepprofWarning,
+                      stacklevel=4)
+        return None
+    a = _import_adapter()
+    a.attach(_core._record_api)
+    _adapter = a
+    return a
+
+
+class TorchCapture:
+    """torch's callback for the spans of one profiler: begin() when a span
+    begins, end() just before it is collected or when it is discarded."""
+
+    __slots__ = ("_on",)
+
+    def __init__(self):
+        self._on = False
+
+    def begin(self):
+        a = adapter()
+        if a is not None and not self._on:
+            a.enable()
+            self._on = True
+
+    def end(self):
+        if self._on:
+            self._on = False
+            _adapter.disable()
