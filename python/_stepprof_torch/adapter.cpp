@@ -113,11 +113,34 @@ PyObject *disable(PyObject *, PyObject *)
 
 PyObject *is_enabled(PyObject *, PyObject *) { return PyBool_FromLong(enabled > 0); }
 
+/* The benchmarks' floor (bench/bench_torch.py): a registered callback that
+ * does nothing costs what torch's machinery costs, and capture is measured
+ * above it. */
+std::unique_ptr<at::ObserverContext> on_enter_nothing(const at::RecordFunction &) { return nullptr; }
+void on_exit_nothing(const at::RecordFunction &, at::ObserverContext *) {}
+at::CallbackHandle floor_handle;
+
+PyObject *floor_on(PyObject *, PyObject *)
+{
+    if (!floor_handle)
+        floor_handle = at::addGlobalCallback(at::RecordFunctionCallback(on_enter_nothing, on_exit_nothing));
+    Py_RETURN_NONE;
+}
+
+PyObject *floor_off(PyObject *, PyObject *)
+{
+    if (floor_handle) at::removeCallback(floor_handle);
+    floor_handle = 0;
+    Py_RETURN_NONE;
+}
+
 PyMethodDef methods[] = {
     {"attach", attach, METH_O, "attach(capsule): record through stepprof._core's recording calls."},
     {"enable", enable, METH_NOARGS, "Registers the RecordFunction callback (counted)."},
     {"disable", disable, METH_NOARGS, "Undoes one enable(); the last one removes the callback."},
     {"is_enabled", is_enabled, METH_NOARGS, "True while the callback is registered."},
+    {"_floor_on", floor_on, METH_NOARGS, "Benchmarks: registers a callback that does nothing."},
+    {"_floor_off", floor_off, METH_NOARGS, "Benchmarks: removes the callback of _floor_on."},
     {nullptr, nullptr, 0, nullptr},
 };
 
