@@ -199,11 +199,14 @@ compat-run:
 	echo "make compat: $$(( $$(date +%s) - start )) s, traces and screenshots in $(COMPAT_OUT)"; \
 	exit $$rc
 
+# make test installs the viewers as make compat does; where pip cannot, the
+# suite is skipped saying so (and catapult alone where Chromium cannot be had).
 test-compat: test-default
-	@if [ -x $(COMPAT_PY) ] && $(COMPAT_PY) -c 'import torch_tb_profiler, hta' >/dev/null 2>&1; then \
+	@if $(MAKE) --no-print-directory compat-venv && $(COMPAT_PY) -c 'import torch_tb_profiler, hta' >/dev/null 2>&1; then \
+		sh scripts/ensure-deps.sh compat || true; \
 		$(MAKE) --no-print-directory compat-run; \
 	else \
-		echo "compat: skipped: the viewers are not installed in $(COMPAT_VENV) (make compat installs them)"; \
+		echo "compat: skipped: the viewers could not be installed in $(COMPAT_VENV) (see above)"; \
 	fi
 
 # Runs every benchmark and rewrites the generated table in docs/performance.md.

@@ -6,7 +6,10 @@ stepprof traces and has the viewers' own code open them:
                      memory events, an nccl:all_reduce, device properties
   - runs/ranks4      4 train_mlp processes, RANK=0..3, WORLD_SIZE=4, one dir
   - runs/gpu_ranks4  4 make_gpu_trace processes, RANK=0..3, WORLD_SIZE=4
-then runs tb_plugin_check.py (TensorBoard plugin), hta_check.py (HTA) and
+  - runs/torch_pair  a torch loop under torch.profiler and stepprof at once
+                     (with the project's Python, when it has torch)
+then runs tb_plugin_check.py (TensorBoard plugin), hta_check.py (HTA),
+torch_pair_check.py (both on torch's trace and stepprof's of one run) and
 catapult_check.py (the plugin's trace viewer in headless Chromium, skipped
 with a message when Chromium is missing) and prints, per viewer, the views it
 produced. Exit 0 when every check passed (a skipped viewer does not fail).
@@ -66,6 +69,28 @@ def make_traces(build, runs):
         sys.exit('compat: tracecheck rejected a trace')
 
 
+def torch_pair(build, pair):
+    """tests/python/torch_mlp.py under both profilers at once, with the
+    project's Python (make test-python installs torch and stepprof there),
+    then torch_pair_check.py on the two traces. 77 when that Python lacks
+    torch."""
+    python = os.path.join(build, 'python-venv', 'bin', 'python')
+    probe = subprocess.run([python, '-c', 'import torch, stepprof._torch_adapter'],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) if os.path.exists(python) else None
+    if probe is None or probe.returncode != 0:
+        print('  skipped: %s has no torch or no stepprof torch adapter (make test-python installs both)' % python)
+        return 77
+    shutil.rmtree(pair, ignore_errors=True)
+    mlp = os.path.join(HERE, '..', 'python', 'torch_mlp.py')
+    r = subprocess.run([python, mlp, 'both', '--tb', pair, '--steps', '6', '--width', '8', '--out', pair],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if r.returncode != 0:
+        print(r.stderr.decode('utf-8', 'replace')[-2000:])
+        print('  FAIL: torch_mlp.py both failed')
+        return 1
+    return run_checker('torch_pair_check.py', [pair], HTA_NOISE + ('If the trace file',))[0]
+
+
 def run_checker(script, args, noise=()):
     r = subprocess.run([sys.executable, '-W', 'ignore', os.path.join(HERE, script)] + args,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -101,12 +126,17 @@ def main():
           run_checker('hta_check.py', ['--gpu', '--ranks', '0,1,2,3', d('gpu_ranks4')], HTA_NOISE)[0]]
     results['HTA'] = max(rc)
 
+    print('== torch.profiler and stepprof on one torch run (the plugin and HTA on both traces)')
+    results['torch pair'] = torch_pair(a.build, d('torch_pair'))
+
     print('== catapult (trace_viewer_full.html of the plugin) in headless Chromium')
     rc, _ = run_checker('catapult_check.py', ['--out', a.out,
                                               '--trace', 'demo', one('demo'),
                                               '--trace', 'workers4', one('workers4'),
                                               '--trace', 'gpu', one('gpu'),
-                                              '--trace', 'ranks4_rank0', one('ranks4')])
+                                              '--trace', 'ranks4_rank0', one('ranks4')]
+                         + (['--trace', 'torch_stepprof', one('torch_pair/stepprof')]
+                            if results['torch pair'] == 0 else []))
     results['catapult'] = rc
 
     print('== compat summary (%.0f s)' % (time.time() - t0))
