@@ -16,6 +16,7 @@
  * object is still alive and may be passed to on_trace_ready). Either way the
  * span is delivered and one line on sys.stderr says where it went. */
 #include "profiler.h"
+#include "record_api.h"
 #include "paddle_pb.h"
 
 #include "pythread.h"
@@ -447,6 +448,16 @@ static PyObject *pr_add_events(PyObject *self, PyObject *arg)
     return spx_raise(s);
 }
 
+/* _handle(): the sp_profiler in a capsule (SPX_PROFILER_CAPSULE), for the
+ * torch adapter's sp_profiler_add_op_info (record_api.h). Valid while this
+ * object lives; the caller holds it. */
+static PyObject *pr_handle(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (check_reader(SELF) < 0) return NULL;
+    return PyCapsule_New(SELF->prof, SPX_PROFILER_CAPSULE, NULL);
+}
+
 /* _add_paddle_pb(fd, event_map, mem_map): paddle_pb.h. */
 static PyObject *pr_add_paddle_pb(PyObject *self, PyObject *args)
 {
@@ -724,6 +735,8 @@ static PyMethodDef pr_methods[] = {
     {"_add_events", pr_add_events, METH_O,
      "_add_events([(tid, type, name, start_ns, end_ns), ...]): ranges another tracer measured "
      "(CLOCK_REALTIME ns), added to the span being recorded; False when none is."},
+    {"_handle", pr_handle, METH_NOARGS,
+     "_handle(): the C profiler in a capsule, for the torch adapter (record_api.h)."},
     {"_add_paddle_pb", pr_add_paddle_pb, METH_VARARGS,
      "_add_paddle_pb(fd, event_map, mem_map): the host events (and, with mem_map, the memory "
      "events) of the paddle .pb in the open file fd, added to the span being recorded; False "

@@ -12,7 +12,9 @@
 #define SPX_RECORD_API_CAPSULE "stepprof._core._record_api"
 /* Raised whenever a member is added or changed: an adapter built for another
  * layout refuses the capsule. */
-#define SPX_RECORD_API_VERSION 1u
+#define SPX_RECORD_API_VERSION 2u
+/* The capsule name of stepprof._core.Profiler._handle(): an sp_profiler *. */
+#define SPX_PROFILER_CAPSULE "stepprof._core.profiler"
 
 typedef struct spx_record_api {
     unsigned version; /* SPX_RECORD_API_VERSION */
@@ -22,6 +24,8 @@ typedef struct spx_record_api {
     void (*range_begin)(sp_event_type type, const char *name);
     void (*range_begin_copy)(sp_event_type type, const char *name, size_t len);
     void (*range_end)(void);
+    /* sp_profiler_add_op_info: input shapes and dtypes (record_shapes). */
+    sp_status (*add_op_info)(sp_profiler *prof, const sp_op_info *ops, size_t count);
 } spx_record_api;
 
 #endif

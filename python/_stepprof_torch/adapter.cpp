@@ -15,7 +15,14 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
 #include <cstring>
+#include <memory>
+#include <mutex>
+#include <vector>
 
 #include "record_api.h"
 
@@ -23,7 +30,9 @@ namespace {
 
 const spx_record_api *api;
 at::CallbackHandle handle;
-int enabled; /* enable() calls not yet disabled; under the GIL */
+int enabled;      /* enable() calls not yet disabled; under the GIL */
+int shapes_asked; /* of those, the ones with record_shapes */
+bool with_inputs; /* the registered callback takes the inputs */
 
 bool starts_with(const char *s, const char *prefix) { return std::strncmp(s, prefix, std::strlen(prefix)) == 0; }
 
@@ -55,6 +64,132 @@ sp_event_type type_of(at::RecordScope scope, const char *name)
 
 bool active() { return __atomic_load_n(api->active, __ATOMIC_RELAXED) != 0; }
 
+/* record_shapes: each op's inputs as Kineto writes them ("Input Dims",
+ * "Input type"), kept per thread until the span is collected and then
+ * handed to it with sp_profiler_add_op_info, which attaches each to the
+ * innermost range of its thread at its time. The time is taken just after
+ * the op's range begins, before any child's. Type names are torch's static
+ * strings, so an op costs no allocation once the vectors have grown. */
+struct Input {
+    size_t dims_at, rank;
+    const char *type;
+    size_t type_len;
+};
+struct Op {
+    int64_t time_ns;
+    size_t inputs_at, input_count;
+};
+struct ShapeLog {
+    std::mutex lock; /* the thread appends, the collecting thread takes */
+    uint64_t tid = 0;
+    std::vector<Op> ops;
+    std::vector<Input> inputs;
+    std::vector<int64_t> dims;
+};
+std::mutex logs_lock;
+std::vector<std::shared_ptr<ShapeLog>> logs; /* kept after their threads end */
+thread_local std::shared_ptr<ShapeLog> thread_log;
+
+ShapeLog *my_log()
+{
+    if (!thread_log) {
+        auto log = std::make_shared<ShapeLog>();
+        log->tid = (uint64_t)syscall(SYS_gettid);
+        std::lock_guard<std::mutex> g(logs_lock);
+        logs.push_back(log);
+        thread_log = std::move(log);
+    }
+    return thread_log.get();
+}
+
+void put_type(ShapeLog *log, size_t dims_at, size_t rank, const char *type)
+{
+    log->inputs.push_back(Input{dims_at, rank, type, std::strlen(type)});
+}
+
+void log_inputs(const at::RecordFunction &fn)
+{
+    timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    ShapeLog *log = my_log();
+    std::lock_guard<std::mutex> g(log->lock);
+    size_t first = log->inputs.size();
+    for (const c10::IValue &v : fn.inputs()) {
+        size_t at = log->dims.size();
+        if (v.isTensor()) {
+            const at::Tensor &t = v.toTensor();
+            if (!t.defined()) {
+                put_type(log, at, 0, "");
+                continue;
+            }
+            size_t rank = 0;
+            try {
+                if (!t.is_nested())
+                    for (int64_t d : t.sizes()) log->dims.push_back(d), rank++;
+            } catch (const std::exception &) { /* symbolic sizes: none kept */
+                log->dims.resize(at);
+                rank = 0;
+            }
+            auto name = t.dtype().name();
+            log->inputs.push_back(Input{at, rank, name.data(), name.size()});
+        } else if (v.isTensorList()) {
+            put_type(log, at, 0, "TensorList");
+        } else if (v.isScalar()) {
+            put_type(log, at, 0, "Scalar");
+        } else if (v.isIntList() || v.isDoubleList() || v.isBoolList()) {
+            put_type(log, at, 0, "ScalarList");
+        } else {
+            put_type(log, at, 0, "");
+        }
+    }
+    log->ops.push_back(Op{(int64_t)now.tv_sec * 1000000000 + now.tv_nsec, first, log->inputs.size() - first});
+}
+
+void clear_logs()
+{
+    std::lock_guard<std::mutex> g(logs_lock);
+    for (auto &log : logs) {
+        std::lock_guard<std::mutex> l(log->lock);
+        log->ops.clear();
+        log->inputs.clear();
+        log->dims.clear();
+    }
+}
+
+/* Hands every thread's ops to prof; 0, or -1 with an exception. */
+int flush_logs(sp_profiler *prof)
+{
+    std::lock_guard<std::mutex> g(logs_lock);
+    for (auto &log : logs) {
+        ShapeLog taken;
+        {
+            std::lock_guard<std::mutex> l(log->lock);
+            taken.ops.swap(log->ops);
+            taken.inputs.swap(log->inputs);
+            taken.dims.swap(log->dims);
+        }
+        std::vector<sp_op_input> inputs(taken.inputs.size());
+        for (size_t i = 0; i < inputs.size(); i++) {
+            const Input &in = taken.inputs[i];
+            inputs[i] = sp_op_input{"", 0, in.rank ? &taken.dims[in.dims_at] : nullptr, in.rank, in.type,
+                                    in.type_len};
+        }
+        std::vector<sp_op_info> ops(taken.ops.size());
+        for (size_t i = 0; i < ops.size(); i++) {
+            const Op &op = taken.ops[i];
+            ops[i] = sp_op_info{log->tid, op.time_ns, "", 0, op.input_count ? &inputs[op.inputs_at] : nullptr,
+                                op.input_count, "", 0, 0};
+        }
+        sp_status st = ops.empty() ? SP_OK : api->add_op_info(prof, ops.data(), ops.size());
+        if (st != SP_OK && st != SP_ESTATE) {
+            PyErr_Format(PyExc_RuntimeError, "handing torch's input shapes to the span failed (sp_status %d)",
+                         (int)st);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Names are copied: only an operator's name outlives its RecordFunction
  * (user scopes and autograd nodes build theirs per call). */
 std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
@@ -62,6 +197,7 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
     if (!active() || is_torch_step(fn)) return nullptr;
     const char *name = fn.name();
     api->range_begin_copy(type_of(fn.scope(), name), name, std::strlen(name));
+    if (with_inputs) log_inputs(fn);
     return nullptr;
 }
 
@@ -84,30 +220,66 @@ PyObject *attach(PyObject *, PyObject *capsule)
     Py_RETURN_NONE;
 }
 
-PyObject *enable(PyObject *, PyObject *)
+/* (Re)registers the callback, taking the inputs while any enable() asked. */
+int register_callback()
 {
+    bool inputs = shapes_asked > 0;
+    if (handle && inputs == with_inputs) return 0;
+    if (handle) at::removeCallback(handle);
+    handle = 0;
+    try {
+        handle = at::addGlobalCallback(at::RecordFunctionCallback(on_enter, on_exit).needsInputs(inputs));
+    } catch (const std::exception &e) {
+        PyErr_Format(PyExc_RuntimeError, "torch refused the callback: %s", e.what());
+        return -1;
+    }
+    with_inputs = inputs;
+    return 0;
+}
+
+/* enable(record_shapes=False) */
+PyObject *enable(PyObject *, PyObject *args)
+{
+    int shapes = 0;
+    if (!PyArg_ParseTuple(args, "|p:enable", &shapes)) return nullptr;
     if (!api) {
         PyErr_SetString(PyExc_RuntimeError, "attach() first");
         return nullptr;
     }
-    if (enabled++ == 0) {
-        try {
-            handle = at::addGlobalCallback(at::RecordFunctionCallback(on_enter, on_exit));
-        } catch (const std::exception &e) {
-            enabled = 0;
-            PyErr_Format(PyExc_RuntimeError, "torch refused the callback: %s", e.what());
-            return nullptr;
-        }
+    enabled++;
+    shapes_asked += shapes;
+    if (register_callback() < 0) {
+        enabled--;
+        shapes_asked -= shapes;
+        return nullptr;
     }
     Py_RETURN_NONE;
 }
 
-PyObject *disable(PyObject *, PyObject *)
+/* disable(record_shapes=False, profiler_handle=None): undoes one enable();
+ * with a handle, the shapes logged so far go to that profiler's span. */
+PyObject *disable(PyObject *, PyObject *args)
 {
-    if (enabled > 0 && --enabled == 0) {
+    int shapes = 0;
+    PyObject *target = Py_None;
+    if (!PyArg_ParseTuple(args, "|pO:disable", &shapes, &target)) return nullptr;
+    if (enabled == 0) Py_RETURN_NONE;
+    enabled--;
+    shapes_asked -= shapes && shapes_asked > 0;
+    int rc = 0;
+    if (target != Py_None) {
+        auto *prof = static_cast<sp_profiler *>(PyCapsule_GetPointer(target, SPX_PROFILER_CAPSULE));
+        rc = prof ? flush_logs(prof) : -1;
+    }
+    if (enabled == 0) {
         at::removeCallback(handle);
         handle = 0;
+        with_inputs = false;
+        clear_logs();
+    } else if (register_callback() < 0) {
+        rc = -1;
     }
+    if (rc < 0) return nullptr;
     Py_RETURN_NONE;
 }
 
@@ -136,8 +308,11 @@ PyObject *floor_off(PyObject *, PyObject *)
 
 PyMethodDef methods[] = {
     {"attach", attach, METH_O, "attach(capsule): record through stepprof._core's recording calls."},
-    {"enable", enable, METH_NOARGS, "Registers the RecordFunction callback (counted)."},
-    {"disable", disable, METH_NOARGS, "Undoes one enable(); the last one removes the callback."},
+    {"enable", enable, METH_VARARGS,
+     "enable(record_shapes=False): registers the RecordFunction callback (counted)."},
+    {"disable", disable, METH_VARARGS,
+     "disable(record_shapes=False, profiler_handle=None): undoes one enable(), handing the input "
+     "shapes logged so far to the profiler's span; the last one removes the callback."},
     {"is_enabled", is_enabled, METH_NOARGS, "True while the callback is registered."},
     {"_floor_on", floor_on, METH_NOARGS, "Benchmarks: registers a callback that does nothing."},
     {"_floor_off", floor_off, METH_NOARGS, "Benchmarks: removes the callback of _floor_on."},

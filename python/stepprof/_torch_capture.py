@@ -70,20 +70,23 @@ def adapter():
 
 class TorchCapture:
     """torch's callback for the spans of one profiler: begin() when a span
-    begins, end() just before it is collected or when it is discarded."""
+    begins, end(handle) just before it is collected (handle: the profiler's
+    _handle(), which receives the input shapes with record_shapes) or
+    end(None) when it is discarded."""
 
-    __slots__ = ("_on",)
+    __slots__ = ("_on", "_shapes")
 
-    def __init__(self):
+    def __init__(self, record_shapes=False):
         self._on = False
+        self._shapes = bool(record_shapes)
 
     def begin(self):
         a = adapter()
         if a is not None and not self._on:
-            a.enable()
+            a.enable(self._shapes)
             self._on = True
 
-    def end(self):
+    def end(self, handle=None):
         if self._on:
             self._on = False
-            _adapter.disable()
+            _adapter.disable(self._shapes, handle if self._shapes else None)

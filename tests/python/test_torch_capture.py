@@ -183,3 +183,39 @@ print("torch" in sys.modules, "stepprof._torch_adapter" in sys.modules,
 def test_torch_never_imported_changes_nothing(tmp_path):
     out, _ = run_python(["-c", NO_TORCH], cwd=str(tmp_path))
     assert out.strip() == "False False ['ProfileStep#0', 'by hand']"
+
+
+SHAPES = r"""
+import json, sys, torch
+import stepprof.profiler as sp
+x, w = torch.randn(4, 8), torch.randn(8, 3)
+with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as tp:
+    with sp.Profiler(scheduler=(0, 1), record_shapes=True,
+                     on_trace_ready=sp.export_chrome_tracing(sys.argv[1])) as p:
+        torch.nn.functional.linear(x, w.t(), None)
+        torch.cat([x, x])
+        x.sum(dim=0)
+        x * 2
+        torch.zeros(3, dtype=torch.long)
+        p.step()
+tp.export_chrome_trace(sys.argv[1] + "/torch.json")
+print(p.trace_path)
+"""
+
+
+@needs_torch
+def test_torch_record_shapes_gives_kinetos_input_dims_and_types(tmp_path):
+    out, _ = run_python(["-c", SHAPES, str(tmp_path)], cwd=str(tmp_path))
+
+    def ops(trace):
+        return [(e["name"], e["args"].get("Input Dims"), e["args"].get("Input type"))
+                for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "cpu_op"]
+    ours = ops(load_trace(out.strip().splitlines()[-1]))
+    with open(tmp_path / "torch.json", encoding="utf-8") as f:  # torch's own: not stepprof's format
+        theirs = ops(json.load(f))
+    assert len(ours) == len(theirs) > 20
+    for (name, dims, types), (t_name, t_dims, t_types) in zip(ours, theirs):
+        assert (name, types) == (t_name, t_types)
+        # A TensorList's shapes nest in Kineto's; stepprof writes [] for it.
+        assert dims == [[] if t == "TensorList" else d for d, t in zip(t_dims, t_types)], name
+    assert ("aten::mm", [[4, 8], [8, 3]], ["float", "float"]) in ours
