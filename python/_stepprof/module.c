@@ -65,6 +65,7 @@ static const spx_record_api record_api = {
     .range_begin_copy = sp__range_begin_copy,
     .range_end = sp__range_end,
     .add_op_info = sp_profiler_add_op_info,
+    .memory_event = sp__memory_event,
 };
 
 static PyMethodDef module_methods[] = {

@@ -12,7 +12,7 @@
 #define SPX_RECORD_API_CAPSULE "stepprof._core._record_api"
 /* Raised whenever a member is added or changed: an adapter built for another
  * layout refuses the capsule. */
-#define SPX_RECORD_API_VERSION 2u
+#define SPX_RECORD_API_VERSION 3u
 /* The capsule name of stepprof._core.Profiler._handle(): an sp_profiler *. */
 #define SPX_PROFILER_CAPSULE "stepprof._core.profiler"
 
@@ -26,6 +26,9 @@ typedef struct spx_record_api {
     void (*range_end)(void);
     /* sp_profiler_add_op_info: input shapes and dtypes (record_shapes). */
     sp_status (*add_op_info)(sp_profiler *prof, const sp_op_info *ops, size_t count);
+    /* sp_memory_event's call: torch's allocators' reports (profile_memory);
+     * recorded only while *active has bit 0 (recording). */
+    void (*memory_event)(sp_mem_event_type type, const char *place, const sp_mem_info *info);
 } spx_record_api;
 
 #endif

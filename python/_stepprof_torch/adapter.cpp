@@ -11,6 +11,8 @@
  * records (enable/disable, counted), so a loop pays nothing between spans,
  * and the empty callback is torch's floor for the rest. */
 #include <ATen/record_function.h>
+#include <c10/core/Allocator.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -19,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -220,6 +224,92 @@ PyObject *attach(PyObject *, PyObject *capsule)
     Py_RETURN_NONE;
 }
 
+/* profile_memory: torch's allocators report each allocation and free to
+ * the MemoryReportingInfoBase found in the thread's debug info under
+ * PROFILER_STATE, as they report to Kineto; that info propagates to the
+ * threads torch runs work on for this one (autograd's among them). The
+ * reports become stepprof memory events (Memory Summary, [memory] trace
+ * events) on the thread that allocated. Peaks are this reporter's own, per
+ * device, since it was pushed. */
+/* The place names, which the recorder keeps by pointer: static strings. */
+const char *const *places()
+{
+    static char names[65][16];
+    static const char *table[65];
+    static std::once_flag once;
+    std::call_once(once, [] {
+        for (int i = 0; i < 65; i++) {
+            if (i == 0)
+                std::snprintf(names[i], sizeof names[i], "Place(cpu)");
+            else
+                std::snprintf(names[i], sizeof names[i], "Place(gpu:%d)", i - 1);
+            table[i] = names[i];
+        }
+    });
+    return table;
+}
+
+struct MemoryReporter final : public c10::MemoryReportingInfoBase {
+    std::atomic<bool> on{true};
+    std::mutex peaks_lock;
+    size_t peak_allocated[65] = {}, peak_reserved[65] = {}; /* [0] CPU, [1 + i] cuda:i */
+
+    void reportMemoryUsage(void *ptr, int64_t alloc_size, size_t total_allocated, size_t total_reserved,
+                           c10::Device device) override
+    {
+        if (!on.load(std::memory_order_relaxed) || (__atomic_load_n(api->active, __ATOMIC_RELAXED) & 1) == 0)
+            return;
+        int slot = device.is_cuda() && device.index() >= 0 && device.index() < 64 ? 1 + device.index() : 0;
+        if (!device.is_cpu() && slot == 0) return; /* a device stepprof has no place for */
+        sp_mem_info info;
+        info.addr = (uint64_t)(uintptr_t)ptr;
+        info.bytes = alloc_size;
+        info.current_allocated = total_allocated;
+        info.current_reserved = total_reserved;
+        {
+            std::lock_guard<std::mutex> g(peaks_lock);
+            if (total_allocated > peak_allocated[slot]) peak_allocated[slot] = total_allocated;
+            if (total_reserved > peak_reserved[slot]) peak_reserved[slot] = total_reserved;
+            info.peak_allocated = peak_allocated[slot];
+            info.peak_reserved = peak_reserved[slot];
+        }
+        api->memory_event(alloc_size < 0 ? SP_MEM_FREE : SP_MEM_ALLOCATE, places()[slot], &info);
+    }
+
+    bool memoryProfilingEnabled() const override { return on.load(std::memory_order_relaxed); }
+};
+
+std::shared_ptr<MemoryReporter> reporter; /* pushed on reporter_thread */
+uint64_t reporter_thread;
+int memory_asked;
+
+/* Pushes the reporter on this thread unless some PROFILER_STATE is there
+ * already (torch.profiler's: its reports stay its own). 1 when pushed. */
+int push_reporter()
+{
+    if (reporter || c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE)) return 0;
+    reporter = std::make_shared<MemoryReporter>();
+    c10::ThreadLocalDebugInfo::_push(c10::DebugInfoKind::PROFILER_STATE, reporter);
+    reporter_thread = (uint64_t)syscall(SYS_gettid);
+    return 1;
+}
+
+/* Turns the reporter off, and takes it off the thread's debug info when
+ * this is the thread it was pushed on and it is on top there. */
+void pop_reporter()
+{
+    if (!reporter) return;
+    reporter->on.store(false);
+    if (reporter_thread == (uint64_t)syscall(SYS_gettid)) {
+        try {
+            if (c10::ThreadLocalDebugInfo::_peek(c10::DebugInfoKind::PROFILER_STATE) == reporter)
+                c10::ThreadLocalDebugInfo::_pop(c10::DebugInfoKind::PROFILER_STATE);
+        } catch (const std::exception &) { /* another kind on top: left, and off */
+        }
+    }
+    reporter.reset();
+}
+
 /* (Re)registers the callback, taking the inputs while any enable() asked. */
 int register_callback()
 {
@@ -237,11 +327,13 @@ int register_callback()
     return 0;
 }
 
-/* enable(record_shapes=False) */
+/* enable(record_shapes=False, profile_memory=False) -> bool: whether the
+ * memory reports come (False with profile_memory when torch.profiler holds
+ * them). */
 PyObject *enable(PyObject *, PyObject *args)
 {
-    int shapes = 0;
-    if (!PyArg_ParseTuple(args, "|p:enable", &shapes)) return nullptr;
+    int shapes = 0, memory = 0;
+    if (!PyArg_ParseTuple(args, "|pp:enable", &shapes, &memory)) return nullptr;
     if (!api) {
         PyErr_SetString(PyExc_RuntimeError, "attach() first");
         return nullptr;
@@ -253,19 +345,23 @@ PyObject *enable(PyObject *, PyObject *args)
         shapes_asked -= shapes;
         return nullptr;
     }
-    Py_RETURN_NONE;
+    if (!memory) Py_RETURN_FALSE;
+    memory_asked++;
+    return PyBool_FromLong(push_reporter() || (reporter && reporter->on.load()));
 }
 
-/* disable(record_shapes=False, profiler_handle=None): undoes one enable();
- * with a handle, the shapes logged so far go to that profiler's span. */
+/* disable(record_shapes=False, profiler_handle=None, profile_memory=False):
+ * undoes one enable(); with a handle, the shapes logged so far go to that
+ * profiler's span. */
 PyObject *disable(PyObject *, PyObject *args)
 {
-    int shapes = 0;
+    int shapes = 0, memory = 0;
     PyObject *target = Py_None;
-    if (!PyArg_ParseTuple(args, "|pO:disable", &shapes, &target)) return nullptr;
+    if (!PyArg_ParseTuple(args, "|pOp:disable", &shapes, &target, &memory)) return nullptr;
     if (enabled == 0) Py_RETURN_NONE;
     enabled--;
     shapes_asked -= shapes && shapes_asked > 0;
+    if (memory && memory_asked > 0 && --memory_asked == 0) pop_reporter();
     int rc = 0;
     if (target != Py_None) {
         auto *prof = static_cast<sp_profiler *>(PyCapsule_GetPointer(target, SPX_PROFILER_CAPSULE));
@@ -309,10 +405,13 @@ PyObject *floor_off(PyObject *, PyObject *)
 PyMethodDef methods[] = {
     {"attach", attach, METH_O, "attach(capsule): record through stepprof._core's recording calls."},
     {"enable", enable, METH_VARARGS,
-     "enable(record_shapes=False): registers the RecordFunction callback (counted)."},
+     "enable(record_shapes=False, profile_memory=False): registers the RecordFunction callback "
+     "(counted), and with profile_memory takes torch's memory reports on this thread; returns "
+     "whether they come."},
     {"disable", disable, METH_VARARGS,
-     "disable(record_shapes=False, profiler_handle=None): undoes one enable(), handing the input "
-     "shapes logged so far to the profiler's span; the last one removes the callback."},
+     "disable(record_shapes=False, profiler_handle=None, profile_memory=False): undoes one "
+     "enable(), handing the input shapes logged so far to the profiler's span; the last one "
+     "removes the callback."},
     {"is_enabled", is_enabled, METH_NOARGS, "True while the callback is registered."},
     {"_floor_on", floor_on, METH_NOARGS, "Benchmarks: registers a callback that does nothing."},
     {"_floor_off", floor_off, METH_NOARGS, "Benchmarks: removes the callback of _floor_on."},

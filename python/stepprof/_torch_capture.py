@@ -74,19 +74,26 @@ class TorchCapture:
     _handle(), which receives the input shapes with record_shapes) or
     end(None) when it is discarded."""
 
-    __slots__ = ("_on", "_shapes")
+    __slots__ = ("_on", "_shapes", "_memory", "_memory_warned")
 
-    def __init__(self, record_shapes=False):
+    def __init__(self, record_shapes=False, profile_memory=False):
         self._on = False
         self._shapes = bool(record_shapes)
+        self._memory = bool(profile_memory)
+        self._memory_warned = False
 
     def begin(self):
         a = adapter()
         if a is not None and not self._on:
-            a.enable(self._shapes)
+            memory = a.enable(self._shapes, self._memory)
             self._on = True
+            if self._memory and not memory and not self._memory_warned:
+                self._memory_warned = True
+                warnings.warn("torch.profiler takes torch's memory reports on this thread while it "
+                              "runs: this span has no torch allocations", _core.StepprofWarning,
+                              stacklevel=4)
 
     def end(self, handle=None):
         if self._on:
             self._on = False
-            _adapter.disable(self._shapes, handle if self._shapes else None)
+            _adapter.disable(self._shapes, handle if self._shapes else None, self._memory)

@@ -219,3 +219,36 @@ def test_torch_record_shapes_gives_kinetos_input_dims_and_types(tmp_path):
         # A TensorList's shapes nest in Kineto's; stepprof writes [] for it.
         assert dims == [[] if t == "TensorList" else d for d, t in zip(t_dims, t_types)], name
     assert ("aten::mm", [[4, 8], [8, 3]], ["float", "float"]) in ours
+
+
+MEMORY = r"""
+import json, sys, torch
+import stepprof.profiler as sp
+torch.manual_seed(0)
+model = torch.nn.Linear(256, 256)
+def work():
+    model(torch.randn(64, 256)).sum().backward()
+def allocations(events):
+    return sorted(e["args"]["Bytes"] for e in events if e.get("name") == "[memory]" and e["args"]["Bytes"] > 0)
+work()  # the gradients exist from here on: every later pass allocates the same
+with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True) as tp:
+    work()
+tp.export_chrome_trace(sys.argv[1] + "/torch.json")
+with open(sys.argv[1] + "/torch.json") as f:
+    theirs = allocations(json.load(f)["traceEvents"])
+with sp.Profiler(profile_memory=True, on_trace_ready=sp.export_chrome_tracing(sys.argv[1])) as p:
+    work()
+with open(p.trace_path) as f:
+    ours = allocations(json.load(f)["traceEvents"])
+print(json.dumps({"theirs": theirs, "ours": ours, "summary": "Memory Summary - Place(cpu)" in
+                  p.get_result().summary_text(views=[sp.SummaryView.MemoryView])}))
+"""
+
+
+@needs_torch
+def test_torch_profile_memory_records_torchs_allocations(tmp_path):
+    out, _ = run_python(["-c", MEMORY, str(tmp_path)], cwd=str(tmp_path))
+    got = json.loads(out.strip().splitlines()[-1])
+    assert got["ours"] and got["ours"] == got["theirs"]
+    assert 256 * 256 * 4 in got["ours"]  # the weight's gradient
+    assert got["summary"]
