@@ -248,7 +248,8 @@ class ProfilerResult:
             sys.stdout.flush()
 
     def table_torch(self, sort_by="self_cpu_time_total", row_limit=100):
-        """torch's key_averages().table(sort_by, row_limit) as text."""
+        """torch's key_averages().table(sort_by, row_limit) as text; sort_by: any
+        torch sort key (docs/semantics.md §6.11) or "none"."""
         return self._r.table_torch(sort_by, row_limit)
 
     def export(self, path, format="json"):

@@ -13,7 +13,14 @@
  *   (sp__fmt_name); the name width is taken over all groups, and
  *   the percentages are of the sum over all groups, before row_limit (torch).
  * - Times are converted to microseconds (ns / 1000.0) before formatting, as
- *   torch keeps them; percentages are computed from the ns sums directly. */
+ *   torch keeps them; percentages are computed from the ns sums directly.
+ * - Memory is the signed bytes of the Allocate and Free events charged to a
+ *   range (attribute.c), as torch's *_memory_usage: self for the range's
+ *   own, total with its descendants'; a place "Place(gpu...)" is device
+ *   memory, any other CPU memory. Its columns appear, as torch's with
+ *   profile_memory, when the result was recorded with profile_memory; the
+ *   memory sort keys work either way (all 0 without memory events: rows in
+ *   first-occurrence order, as torch's stable sort leaves them). */
 #include "table_torch.h"
 #include "table.h"
 
@@ -29,6 +36,7 @@ typedef struct group {
     size_t len;
     uint64_t hash;
     int64_t self_cpu, cpu, self_gpu, gpu, count;
+    int64_t self_cpu_mem, cpu_mem, self_dev_mem, dev_mem; /* bytes */
     int64_t first_start, first_end; /* first occurrence: (start asc, end desc, */
     size_t first_thread, first_node; /*  thread asc, node asc) */
     double key;                      /* the sort key */
@@ -127,6 +135,39 @@ static int earlier(int64_t start, int64_t end, size_t t, size_t i, const group *
     return i < g->first_node;
 }
 
+/* Memory charged to each node of tm: mem[4 * i + k] with k = self CPU,
+ * total CPU, self device, total device. NULL with *failed clear when the
+ * thread has no memory events; NULL with *failed set when out of memory. */
+static int64_t *node_memory(const sp__model *m, const sp__thread_model *tm, int *failed)
+{
+    const sp__thread *th = tm->thread;
+    *failed = 0;
+    if (th->mem_count == 0 || tm->count == 0) return NULL;
+    int64_t *mem = sp__alloc(sizeof *mem * 4 * tm->count);
+    int32_t *node_of = sp__alloc(sizeof *node_of * (th->count ? th->count : 1));
+    if (!mem || !node_of) {
+        sp__free(mem);
+        sp__free(node_of);
+        *failed = 1;
+        return NULL;
+    }
+    for (size_t e = 0; e < th->count; e++) node_of[e] = -1;
+    for (size_t i = 0; i < tm->count; i++) node_of[tm->nodes[i].event] = (int32_t)i;
+    for (size_t k = 0; k < th->mem_count; k++) {
+        const sp__mem_event *me = &th->mems[k];
+        if (me->type > 1 || me->host < 0 || (size_t)me->host >= th->count) continue;
+        int32_t n = node_of[me->host];
+        if (n < 0) continue;
+        const char *place = sp__result_name(m->result, me->place);
+        int dev = place && starts_with(place, "Place(gpu") ? 2 : 0;
+        mem[4 * (size_t)n + (size_t)dev] += me->bytes;
+        for (int32_t p = n; p >= 0; p = tm->nodes[p].parent)
+            mem[4 * (size_t)p + (size_t)dev + 1] += me->bytes;
+    }
+    sp__free(node_of);
+    return mem;
+}
+
 static int collect_groups(const sp__model *m, groups *gs)
 {
     sp__buf name;
@@ -134,6 +175,12 @@ static int collect_groups(const sp__model *m, groups *gs)
     int rc = 0;
     for (size_t t = 0; t < m->thread_count && rc == 0; t++) {
         const sp__thread_model *tm = &m->threads[t];
+        int failed;
+        int64_t *mem = node_memory(m, tm, &failed);
+        if (failed) {
+            rc = -1;
+            break;
+        }
         for (size_t i = 0; i < tm->count; i++) {
             const sp__node *n = &tm->nodes[i];
             const sp__event *e = &tm->thread->events[n->event];
@@ -152,6 +199,12 @@ static int collect_groups(const sp__model *m, groups *gs)
             g->self_gpu += n->self_gpu;
             g->gpu += n->gpu;
             g->count++;
+            if (mem) {
+                g->self_cpu_mem += mem[4 * i];
+                g->cpu_mem += mem[4 * i + 1];
+                g->self_dev_mem += mem[4 * i + 2];
+                g->dev_mem += mem[4 * i + 3];
+            }
             if (earlier(e->start_ns, e->end_ns, t, i, g)) {
                 g->first_start = e->start_ns;
                 g->first_end = e->end_ns;
@@ -159,6 +212,7 @@ static int collect_groups(const sp__model *m, groups *gs)
                 g->first_node = i;
             }
         }
+        sp__free(mem);
     }
     sp__buf_fini(&name);
     return rc;
@@ -223,45 +277,133 @@ static void put_row(sp__buf *out, const char *const *cells, size_t ncols, size_t
     sp__buf_putc(out, '\n');
 }
 
-/* Sort key of g for sort_by index k (see the table in sp__torch_table). */
+/* The sort keys: torch's FunctionEventAvg attributes that a table can be
+ * sorted by (torch spells the device "cuda", "xpu" or "privateuse1" and
+ * reads the attribute with "device" in its place, as key_of does), plus
+ * stepprof's "cpu_time_avg" and "none" (no key: first-occurrence order,
+ * torch's sort_by=None). */
+enum {
+    K_SELF_CPU, K_CPU, K_CPU_AVG, K_COUNT, K_SELF_DEV, K_DEV, K_DEV_AVG, K_CPU_MEM,
+    K_SELF_CPU_MEM, K_DEV_MEM, K_SELF_DEV_MEM, K_NONE
+};
+
+static const struct {
+    const char *name;
+    int key;
+} sort_keys[] = {
+    {"self_cpu_time_total", K_SELF_CPU},
+    {"cpu_time_total", K_CPU},
+    {"cpu_time_avg", K_CPU_AVG},
+    {"cpu_time", K_CPU_AVG},
+    {"count", K_COUNT},
+    {"self_device_time_total", K_SELF_DEV},
+    {"device_time_total", K_DEV},
+    {"device_time", K_DEV_AVG},
+    {"cpu_memory_usage", K_CPU_MEM},
+    {"self_cpu_memory_usage", K_SELF_CPU_MEM},
+    {"device_memory_usage", K_DEV_MEM},
+    {"self_device_memory_usage", K_SELF_DEV_MEM},
+    {"none", K_NONE},
+};
+
+/* The key of sort_by, or -1. The device spellings are replaced first, as
+ * torch's _build_table does with str.replace (so "cuda_time_total" and
+ * "device_time_total" are one key). */
+static int key_of(const char *sort_by)
+{
+    if (!sort_by) return K_SELF_CPU;
+    static const char *const devices[] = {"privateuse1", "cuda", "xpu"};
+    char name[64];
+    size_t o = 0;
+    for (const char *s = sort_by; *s;) {
+        size_t i = 0, n = 0;
+        for (; i < sizeof devices / sizeof *devices; i++)
+            if (starts_with(s, devices[i])) break;
+        const char *piece = i < 3 ? "device" : s;
+        n = i < 3 ? 6 : 1;
+        if (o + n >= sizeof name) return -1;
+        memcpy(name + o, piece, n);
+        o += n;
+        s += i < 3 ? strlen(devices[i]) : 1;
+    }
+    name[o] = '\0';
+    for (size_t i = 0; i < sizeof sort_keys / sizeof *sort_keys; i++)
+        if (strcmp(name, sort_keys[i].name) == 0) return sort_keys[i].key;
+    return -1;
+}
+
+/* Sort key of g for key k. */
 static double sort_key(const group *g, int k)
 {
+    double n = g->count ? (double)g->count : 1.0;
     switch (k) {
-    case 0: return (double)g->self_cpu;
-    case 1: return (double)g->cpu;
-    case 2: return g->count ? (double)g->cpu / (double)g->count : 0.0;
-    default: return (double)g->count;
+    case K_SELF_CPU: return (double)g->self_cpu;
+    case K_CPU: return (double)g->cpu;
+    case K_CPU_AVG: return (double)g->cpu / n;
+    case K_COUNT: return (double)g->count;
+    case K_SELF_DEV: return (double)g->self_gpu;
+    case K_DEV: return (double)g->gpu;
+    case K_DEV_AVG: return (double)g->gpu / n;
+    case K_CPU_MEM: return (double)g->cpu_mem;
+    case K_SELF_CPU_MEM: return (double)g->self_cpu_mem;
+    case K_DEV_MEM: return (double)g->dev_mem;
+    case K_SELF_DEV_MEM: return (double)g->self_dev_mem;
+    default: return 0.0;
     }
 }
 
-static void render(const groups *gs, int row_limit, sp__buf *out)
+/* torch's _format_memory. */
+static void fmt_memory(char *out, size_t size, int64_t bytes)
+{
+    const double kb = 1024.0, mb = kb * 1024.0, gb = mb * 1024.0;
+    double a = bytes < 0 ? -(double)bytes : (double)bytes;
+    if (a >= gb)
+        snprintf(out, size, "%.2f GB", (double)bytes / gb);
+    else if (a >= mb)
+        snprintf(out, size, "%.2f MB", (double)bytes / mb);
+    else if (a >= kb)
+        snprintf(out, size, "%.2f KB", (double)bytes / kb);
+    else
+        snprintf(out, size, "%lld B", (long long)bytes);
+}
+
+#define MAX_COLS 15
+
+static void render(const groups *gs, int row_limit, int with_memory, sp__buf *out)
 {
     int64_t sum_self_cpu = 0, sum_self_gpu = 0;
     size_t name_width = 0;
-    int has_gpu = 0;
+    int has_gpu = 0, has_dev_mem = 0;
     for (size_t i = 0; i < gs->n; i++) {
         const group *g = &gs->g[i];
         sum_self_cpu += g->self_cpu;
         sum_self_gpu += g->self_gpu;
         has_gpu |= g->gpu > 0 || g->self_gpu > 0;
+        has_dev_mem |= g->self_dev_mem > 0;
         char shown[SP__NAME_CELL_BYTES];
         sp__fmt_name(shown, sizeof shown, "", g->name, NAME_CUT - 1, NAME_CUT);
         size_t len = u8len(shown);
         if (len > name_width) name_width = len;
     }
+    has_dev_mem &= with_memory;
     name_width = name_width + 4 < NAME_MAX_WIDTH ? name_width + 4 : NAME_MAX_WIDTH;
-    static const char *const head[] = {"Name", "Self CPU %", "Self CPU", "CPU total %",
-                                       "CPU total", "CPU time avg", "Self CUDA", "Self CUDA %",
-                                       "CUDA total", "CUDA time avg", "# of Calls"};
-    const char *cells[11];
-    size_t ncols = has_gpu ? 11 : 7;
-    for (size_t c = 0; c < 6; c++) cells[c] = head[c];
-    for (size_t c = 6; c < ncols; c++) cells[c] = head[has_gpu ? c : c + 4];
+    /* torch's column order: CPU times, device times, memory, calls. */
+    const char *cells[MAX_COLS];
+    size_t ncols = 0;
+    static const char *const cpu_head[] = {"Name", "Self CPU %", "Self CPU", "CPU total %",
+                                           "CPU total", "CPU time avg"};
+    static const char *const gpu_head[] = {"Self CUDA", "Self CUDA %", "CUDA total",
+                                           "CUDA time avg"};
+    static const char *const mem_head[] = {"CPU Mem", "Self CPU Mem", "CUDA Mem", "Self CUDA Mem"};
+    for (size_t c = 0; c < 6; c++) cells[ncols++] = cpu_head[c];
+    for (size_t c = 0; has_gpu && c < 4; c++) cells[ncols++] = gpu_head[c];
+    for (size_t c = 0; with_memory && c < (has_dev_mem ? 4u : 2u); c++) cells[ncols++] = mem_head[c];
+    cells[ncols++] = "# of Calls";
     put_sep(out, name_width, ncols);
     put_row(out, cells, ncols, name_width);
     put_sep(out, name_width, ncols);
 
-    char text[11][64], name[SP__NAME_CELL_BYTES];
+    char text[MAX_COLS][64], name[SP__NAME_CELL_BYTES];
     for (size_t c = 0; c < ncols; c++) cells[c] = text[c];
     cells[0] = name;
     for (size_t i = 0; i < gs->n && (row_limit < 0 || i < (size_t)row_limit); i++) {
@@ -282,6 +424,14 @@ static void render(const groups *gs, int row_limit, sp__buf *out)
             fmt_time(text[c++], sizeof text[0], (double)g->gpu);
             fmt_time(text[c++], sizeof text[0], (double)g->gpu / (double)g->count);
         }
+        if (with_memory) {
+            fmt_memory(text[c++], sizeof text[0], g->cpu_mem);
+            fmt_memory(text[c++], sizeof text[0], g->self_cpu_mem);
+            if (has_dev_mem) {
+                fmt_memory(text[c++], sizeof text[0], g->dev_mem);
+                fmt_memory(text[c++], sizeof text[0], g->self_dev_mem);
+            }
+        }
         snprintf(text[c], sizeof text[c], "%lld", (long long)g->count);
         put_row(out, cells, ncols, name_width);
     }
@@ -296,11 +446,7 @@ static void render(const groups *gs, int row_limit, sp__buf *out)
 
 int sp__torch_table(const sp__model *m, const char *sort_by, int row_limit, sp__buf *out)
 {
-    static const char *const keys[] = {"self_cpu_time_total", "cpu_time_total", "cpu_time_avg",
-                                       "count", "cpu_time"};
-    int k = -1;
-    for (int i = 0; i < 5 && k < 0; i++)
-        if (!sort_by || strcmp(sort_by, keys[i]) == 0) k = i == 4 ? 2 : i;
+    int k = key_of(sort_by);
     if (k < 0) return -2;
     if (!m || m->failed) return -1;
     groups gs;
@@ -309,7 +455,7 @@ int sp__torch_table(const sp__model *m, const char *sort_by, int row_limit, sp__
     if (rc == 0 && gs.n > 0) {
         for (size_t i = 0; i < gs.n; i++) gs.g[i].key = sort_key(&gs.g[i], k);
         qsort(gs.g, gs.n, sizeof *gs.g, by_key);
-        render(&gs, row_limit, out);
+        render(&gs, row_limit, m->result && m->result->meta.profile_memory, out);
         if (out->failed) rc = -1;
     }
     for (size_t i = 0; i < gs.n; i++) sp__free(gs.g[i].name);

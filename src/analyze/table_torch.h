@@ -16,11 +16,13 @@
  * JSON (trace-format.md §6), "ProfilerStep#N" renamed "ProfilerStep*" as
  * torch does. Columns, formats, NaN percentages and footer per §6.11; the
  * device columns and the "Self CUDA time total" footer appear only when some
- * node has device time (never yet: the model's gpu fields are 0).
+ * node has device time; the memory columns when the result was recorded
+ * with profile_memory.
  * sort_by: "self_cpu_time_total" (also for NULL), "cpu_time_total",
- * "cpu_time_avg" (torch's attribute "cpu_time" is accepted too) or "count";
- * rows sort descending, ties in order of first occurrence (start asc, end
- * desc, as torch's event list). row_limit < 0 prints every row (callers
+ * "cpu_time_avg" (torch's attribute "cpu_time" is accepted too), "count",
+ * torch's device time and memory keys (sort_keys in table_torch.c), or
+ * "none"; rows sort descending, ties in order of first occurrence (start
+ * asc, end desc, as torch's event list). row_limit < 0 prints every row (callers
  * default to 100). An empty model appends nothing, as torch returns "".
  * Returns 0; -2 for an unknown sort_by (nothing appended, so the caller
  * can report it); -1 when memory ran out or m is a failed model (out may then

@@ -179,8 +179,10 @@ static void test_table_torch_sort_key_defaults_and_errors(void)
     sp__buf_puts(&want, table(&b, "cpu_time_avg", 100));
     CHECK_STR_EQ(sp__buf_cstr(&want), table(&b, "cpu_time", 100)); /* torch's name */
     b.text.len = 0;
-    CHECK_EQ(-2, sp__torch_table(&b.m, "cuda_time_total", 100, &b.text));
+    CHECK_EQ(-2, sp__torch_table(&b.m, "cuda_time_totals", 100, &b.text));
     CHECK_EQ(-2, sp__torch_table(&b.m, "", 100, &b.text));
+    CHECK_EQ(-2, sp__torch_table(&b.m, "key", 100, &b.text)); /* not a number */
+    CHECK_EQ(-2, sp__torch_table(&b.m, "gpu_time_total", 100, &b.text));
     CHECK_EQ(0, (int)b.text.len);
     sp__buf_fini(&want);
     done(&b);
@@ -299,6 +301,151 @@ static void test_table_torch_out_of_memory(void)
     done(&b);
 }
 
+/* The row names of a table, in order, joined by spaces. */
+static const char *row_order(const char *text, char *out, size_t size)
+{
+    size_t o = 0;
+    out[0] = '\0';
+    const char *line = text;
+    int seps = 0;
+    while (*line && seps < 3) {
+        const char *end = strchr(line, '\n');
+        if (!end) break;
+        if (*line == '-') {
+            seps++;
+        } else if (seps == 2) {
+            const char *p = line;
+            while (*p == ' ') p++;
+            const char *q = strstr(p, "  ");
+            size_t n = (size_t)(q - p);
+            if (o + n + 2 < size) {
+                if (o) out[o++] = ' ';
+                memcpy(out + o, p, n);
+                o += n;
+                out[o] = '\0';
+            }
+        }
+        line = end + 1;
+    }
+    return out;
+}
+
+/* Device time poked into the keyed groups (one node each, so the order
+ * differs from every CPU key): self/total device time per group
+ *   outer 1/50, inner (first call) 20/20, mid (first) 30/30, tiny (first) 5/5.
+ * self_device_time_total: mid, inner, tiny, outer
+ * device_time_total:      outer, mid, inner, tiny
+ * device_time (avg):      outer 50, mid 10, inner 10, tiny 5/7 -> outer, inner, mid, tiny
+ *   (inner 20/2 = 10 ties mid 30/3 = 10: first occurrence, inner first).
+ * torch's spellings (cuda_, xpu_, privateuse1_) read the same columns. */
+static void test_table_torch_device_sort_keys(void)
+{
+    built b;
+    build(&b, keyed, N(keyed), NULL, 0);
+    sp__node *nodes = b.m.threads[0].nodes;
+    nodes[0].self_gpu = 1 * US;
+    nodes[0].gpu = 50 * US;
+    nodes[1].self_gpu = nodes[1].gpu = 20 * US;
+    nodes[3].self_gpu = nodes[3].gpu = 30 * US;
+    nodes[6].self_gpu = nodes[6].gpu = 5 * US;
+    static const struct {
+        const char *key, *order;
+    } want[] = {
+        {"self_device_time_total", "mid inner tiny outer"},
+        {"self_cuda_time_total", "mid inner tiny outer"},
+        {"self_xpu_time_total", "mid inner tiny outer"},
+        {"self_privateuse1_time_total", "mid inner tiny outer"},
+        {"device_time_total", "outer mid inner tiny"},
+        {"cuda_time_total", "outer mid inner tiny"},
+        {"xpu_time_total", "outer mid inner tiny"},
+        {"device_time", "outer inner mid tiny"},
+        {"cuda_time", "outer inner mid tiny"},
+        {"privateuse1_time", "outer inner mid tiny"},
+        {"count", "tiny mid inner outer"},
+    };
+    char order[256];
+    for (size_t i = 0; i < N(want); i++) {
+        const char *text = table(&b, want[i].key, 100);
+        CHECK_STR_EQ(want[i].order, row_order(text, order, sizeof order));
+        CHECK(strstr(text, "Self CUDA %") != NULL);
+    }
+    done(&b);
+}
+
+/* Memory keys without memory events: every key 0, rows in first-occurrence
+ * order (outer, inner, mid, tiny), as torch's stable sort leaves them; the
+ * same for "none" (torch's sort_by=None). No memory columns: the result was
+ * not recorded with profile_memory. */
+static void test_table_torch_memory_keys_without_memory(void)
+{
+    static const char *const keys[] = {"cpu_memory_usage", "self_cpu_memory_usage",
+                                       "cuda_memory_usage", "self_cuda_memory_usage",
+                                       "device_memory_usage", "self_device_memory_usage",
+                                       "xpu_memory_usage", "none"};
+    built b;
+    build(&b, keyed, N(keyed), NULL, 0);
+    char order[256];
+    for (size_t i = 0; i < N(keys); i++) {
+        const char *text = table(&b, keys[i], 100);
+        CHECK_STR_EQ("outer inner mid tiny", row_order(text, order, sizeof order));
+        CHECK(strstr(text, "Mem") == NULL);
+    }
+    done(&b);
+}
+
+/* Memory events charged to ranges (by sp__attribute), with profile_memory:
+ *   outer [0,40] holds inner [2,37]; mid x3; tiny x7 (the keyed fixture).
+ *   at 1us  (outer): +1000 B cpu
+ *   at 3us  (inner): +4096 B cpu, +2 MiB gpu:0
+ *   at 5us  (inner): -96 B cpu (a free)
+ *   at 201us (mid):  +300 B cpu
+ *   at 301us (tiny): +3 GiB gpu:0 (reserved: not counted), +10 B cpu
+ * self cpu:  outer 1000, inner 4000, mid 300, tiny 10
+ * total cpu: outer 5000, inner 4000, mid 300, tiny 10
+ * self/total gpu: inner 2 MiB (outer total 2 MiB).
+ * Columns CPU Mem, Self CPU Mem, CUDA Mem, Self CUDA Mem before # of Calls,
+ * formatted as torch's _format_memory ("4.88 KB", "3.91 KB", "2.00 MB"). */
+static void test_table_torch_memory_columns_and_keys(void)
+{
+    built b;
+    b.r = sp__result_new();
+    CHECK(b.r != NULL);
+    b.r->span_start_ns = 0;
+    b.r->span_end_ns = 2 * 1000 * MS;
+    b.r->meta.profile_memory = 1;
+    fixture_add_thread(b.r, 100, "main", keyed, N(keyed));
+    sp__thread *t = &b.r->threads[0];
+    fixture_add_mem(b.r, t, 1 * US, 0, "Place(cpu)", 0x10, 1000, 0, 0, 0, 0);
+    fixture_add_mem(b.r, t, 3 * US, 0, "Place(cpu)", 0x20, 4096, 0, 0, 0, 0);
+    fixture_add_mem(b.r, t, 3 * US, 0, "Place(gpu:0)", 0x30, 2 << 20, 0, 0, 0, 0);
+    fixture_add_mem(b.r, t, 5 * US, 1, "Place(cpu)", 0x40, -96, 0, 0, 0, 0);
+    fixture_add_mem(b.r, t, 201 * US, 0, "Place(cpu)", 0x50, 300, 0, 0, 0, 0);
+    fixture_add_mem(b.r, t, 301 * US, 2, "Place(gpu:0)", 0x60, 3ll << 30, 0, 0, 0, 0);
+    fixture_add_mem(b.r, t, 301 * US, 0, "Place(cpu)", 0x70, 10, 0, 0, 0, 0);
+    CHECK_EQ(0, sp__attribute(b.r));
+    CHECK_EQ(0, sp__model_build(&b.m, b.r));
+    sp__buf_init(&b.text);
+    char order[256];
+    const char *text = table(&b, "cpu_memory_usage", 100);
+    CHECK(strstr(text, "  CPU time avg       CPU Mem  Self CPU Mem      CUDA Mem  Self CUDA Mem"
+                       "    # of Calls  \n") != NULL);
+    CHECK_STR_EQ("outer inner mid tiny", row_order(text, order, sizeof order));
+    char row[128];
+    snprintf(row, sizeof row, "  %12s  %12s  %12s  %12s  %12s  \n", "4.88 KB", "1000 B", "2.00 MB",
+             "0 B", "1");
+    CHECK(strstr(text, row) != NULL);
+    snprintf(row, sizeof row, "  %12s  %12s  %12s  %12s  %12s  \n", "3.91 KB", "3.91 KB",
+             "2.00 MB", "2.00 MB", "2");
+    CHECK(strstr(text, row) != NULL);
+    CHECK_STR_EQ("inner outer mid tiny",
+                 row_order(table(&b, "self_cpu_memory_usage", 100), order, sizeof order));
+    CHECK_STR_EQ("outer inner mid tiny",
+                 row_order(table(&b, "cuda_memory_usage", 100), order, sizeof order));
+    CHECK_STR_EQ("inner outer mid tiny",
+                 row_order(table(&b, "self_cuda_memory_usage", 100), order, sizeof order));
+    done(&b);
+}
+
 int main(void)
 {
     RUN_TEST(test_table_torch_nested_self_vs_total);
@@ -312,5 +459,8 @@ int main(void)
     RUN_TEST(test_table_torch_empty_model);
     RUN_TEST(test_table_torch_device_columns);
     RUN_TEST(test_table_torch_out_of_memory);
+    RUN_TEST(test_table_torch_device_sort_keys);
+    RUN_TEST(test_table_torch_memory_keys_without_memory);
+    RUN_TEST(test_table_torch_memory_columns_and_keys);
     return TEST_SUMMARY();
 }
