@@ -443,6 +443,27 @@ static void test_table_torch_memory_columns_and_keys(void)
                  row_order(table(&b, "cuda_memory_usage", 100), order, sizeof order));
     CHECK_STR_EQ("inner outer mid tiny",
                  row_order(table(&b, "self_cuda_memory_usage", 100), order, sizeof order));
+    /* Each allocation failing in turn (the memory arrays included): -1 or
+     * the whole table, never a table without its memory. */
+    sp__buf want;
+    sp__buf_init(&want);
+    sp__alloc_fail_at(0);
+    CHECK_EQ(0, sp__torch_table(&b.m, "cpu_memory_usage", 100, &want));
+    uint64_t made = sp__alloc_fail_at(0), failures = 0;
+    for (uint64_t k = 1; k <= made; k++) {
+        sp__buf out;
+        sp__buf_init(&out);
+        sp__alloc_fail_at(k);
+        int rc = sp__torch_table(&b.m, "cpu_memory_usage", 100, &out);
+        sp__alloc_fail_at(0);
+        if (rc == 0)
+            CHECK_STR_EQ(sp__buf_cstr(&want), sp__buf_cstr(&out));
+        else
+            failures++;
+        sp__buf_fini(&out);
+    }
+    CHECK(failures > 0);
+    sp__buf_fini(&want);
     done(&b);
 }
 
