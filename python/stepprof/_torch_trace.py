@@ -23,7 +23,8 @@ def metadata_value(value, is_json, warn):
     """The JSON text written for one metadata value: a string for
     add_metadata, the value itself for add_metadata_json when it parses as
     JSON, else (one warning) the value as a string, so the trace stays
-    valid JSON where torch would write a broken file."""
+    valid JSON where torch would write a broken file. warn(text, stacklevel)
+    is called from the add_metadata_json method's helper."""
     if not isinstance(value, str):
         raise TypeError(f"metadata value must be a str, not {type(value).__name__}")
     if is_json:
@@ -31,7 +32,7 @@ def metadata_value(value, is_json, warn):
             json.loads(value)
             return value
         except ValueError as e:
-            warn(f"add_metadata_json: the value is not valid JSON ({e}); written as a string")
+            warn(f"add_metadata_json: the value is not valid JSON ({e}); written as a string", 4)
     return json.dumps(value, ensure_ascii=False)
 
 

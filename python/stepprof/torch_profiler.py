@@ -156,13 +156,13 @@ def _activities_targets(activities, use_cuda):
             targets.append(_TARGETS[name])
         else:
             _warn(f"ProfilerActivity.{name} is not recorded by stepprof (CPU and CUDA are); "
-                  f"left out", stacklevel=5)
+                  f"left out", stacklevel=4)
     if use_cuda:
         targets.append(_Target.GPU)
     if not targets:
         if not list(activities):
             raise ValueError("No valid profiler activities found")
-        _warn("no activity stepprof records was given; recording the CPU", stacklevel=5)
+        _warn("no activity stepprof records was given; recording the CPU", stacklevel=4)
         targets.append(_Target.CPU)
     return sorted(set(targets))
 
@@ -227,10 +227,15 @@ class profile(_sp.Profiler):
         if on_trace_ready is not None and not callable(on_trace_ready):
             raise TypeError(f"on_trace_ready must be a callable or None, not "
                             f"{type(on_trace_ready).__name__}")
-        super().__init__(targets=_activities_targets(activities, use_cuda),
-                         scheduler=core_schedule, on_trace_ready=_deliver,
-                         record_shapes=record_shapes, profile_memory=profile_memory,
-                         with_flops=with_flops, with_stack=with_stack, perf_summary=False)
+        targets = _activities_targets(activities, use_cuda)
+        # The core's warnings (no GPU, ...) are given again from the caller's line.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", StepprofWarning)
+            super().__init__(targets=targets, scheduler=core_schedule, on_trace_ready=_deliver,
+                             record_shapes=record_shapes, profile_memory=profile_memory,
+                             with_flops=with_flops, with_stack=with_stack, perf_summary=False)
+        for w in caught:
+            warnings.warn(w.message, w.category, stacklevel=2)
         # torch's attributes (stepprof.profiler's paddle attributes stay too).
         self.activities = supported_activities() if activities is None else set(activities)
         self.schedule = schedule

@@ -395,3 +395,14 @@ def test_export_stacks_folded(mlp, tmp_path):
         prof.export_stacks(path, "wall_time")
     with pytest.raises(NotImplementedError):
         prof.export_memory_timeline(str(tmp_path / "mem.html"))
+
+
+def test_import_does_not_load_torch_and_no_span_is_an_error(tmp_path):
+    import subprocess
+    import sys
+    code = "import sys, stepprof.torch_profiler; sys.exit('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+    prof = tp.profile()
+    with pytest.raises(RuntimeError, match="no span"):
+        prof.export_chrome_trace(str(tmp_path / "t.json"))
+    assert prof.key_averages().table() == "" and prof.events() == []
