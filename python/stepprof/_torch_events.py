@@ -9,6 +9,7 @@ their device-time and memory fields are 0 (the table, built in C from the
 whole result, has the real device and memory columns). Device ranges
 (kernels, copies, memsets) are not host events and are left out, as in
 torch's events()."""
+import collections.abc
 import warnings
 
 from . import _core
@@ -206,22 +207,38 @@ def _cut(name, width):
     return name[:width - 3] + "..." if len(name) >= width - 3 else name
 
 
-class KeyAverages(list):
-    """prof.key_averages(): a list of FunctionEventAvg in first-occurrence
-    order, and table() as torch's EventList.table()."""
+class KeyAverages(collections.abc.Sequence):
+    """prof.key_averages(): a sequence of FunctionEventAvg in
+    first-occurrence order, and table() as torch's EventList.table(). The
+    averages are made on first use: table() alone reads the C table and
+    never builds an object per event."""
 
-    def __init__(self, result, events):
-        groups = {}
-        for e in events:
-            # every step is one row, as torch's key_averages (and the table) name it
-            key = "ProfilerStep*" if e.name.startswith("ProfilerStep#") else e.name
-            g = groups.get(key)
-            if g is None:
-                g = groups[key] = FunctionEventAvg(e)
-                g.key = key
-            g.add(e)
-        super().__init__(groups.values())
+    def __init__(self, result):
         self._result = result
+        self._items = None
+
+    def _averages(self):
+        if self._items is None:
+            groups = {}
+            for e in function_events(self._result):
+                # every step is one row, as torch's key_averages (and the table) name it
+                key = "ProfilerStep*" if e.name.startswith("ProfilerStep#") else e.name
+                g = groups.get(key)
+                if g is None:
+                    g = groups[key] = FunctionEventAvg(e)
+                    g.key = key
+                g.add(e)
+            self._items = list(groups.values())
+        return self._items
+
+    def __getitem__(self, index):
+        return self._averages()[index]
+
+    def __len__(self):
+        return len(self._averages())
+
+    def __repr__(self):
+        return repr(self._averages())
 
     def table(self, sort_by=None, row_limit=100, max_src_column_width=75,
               max_name_column_width=55, max_shapes_column_width=80, header=None,
@@ -241,7 +258,7 @@ class KeyAverages(list):
                   f"keeps torch's default width, 55")
         if time_unit is not None:
             _warn(f"table(time_unit={time_unit!r}): times keep torch's default units")
-        if self._result is None or not len(self):
+        if self._result is None:
             return ""
         limit = -1 if top_level_events_only else int(row_limit)
         text = self._result.table_torch("none" if sort_by is None else sort_by, limit)

@@ -275,7 +275,7 @@ class profile(_sp.Profiler):
         del group_by_input_shape, group_by_stack_n, group_by_overload_name
         del include_python_functions
         result = self.get_result()
-        return _KeyAverages(result, _function_events(result))
+        return _KeyAverages(result)
 
     def events(self):
         """The most recent span's ranges as FunctionEvent objects (every
