@@ -145,8 +145,6 @@ def _activities_targets(activities, use_cuda):
         return None
     if activities is None:
         activities = supported_activities()
-    if isinstance(activities, dict):  # torch's {activity: config} form
-        activities = list(activities)
     targets = []
     for a in activities:
         name = getattr(a, "name", None)
@@ -160,7 +158,7 @@ def _activities_targets(activities, use_cuda):
     if use_cuda:
         targets.append(_Target.GPU)
     if not targets:
-        if not list(activities):
+        if not activities:
             raise ValueError("No valid profiler activities found")
         _warn("no activity stepprof records was given; recording the CPU", stacklevel=4)
         targets.append(_Target.CPU)
@@ -181,11 +179,6 @@ def _deliver(prof):
         prof._last_trace_path = path
         return
     handler(prof)
-
-
-# torch's arguments that change nothing here yet; the warning says so once
-# per profile, so a script learns what its trace lacks.
-_WITHOUT_EFFECT = ("execution_trace_observer",)
 
 
 class profile(_sp.Profiler):
@@ -227,6 +220,8 @@ class profile(_sp.Profiler):
         if on_trace_ready is not None and not callable(on_trace_ready):
             raise TypeError(f"on_trace_ready must be a callable or None, not "
                             f"{type(on_trace_ready).__name__}")
+        if activities is not None:
+            activities = list(activities)  # torch's {activity: config} form: its keys
         targets = _activities_targets(activities, use_cuda)
         # The core's warnings (no GPU, ...) are given again from the caller's line.
         with warnings.catch_warnings(record=True) as caught:
