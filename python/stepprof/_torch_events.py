@@ -10,9 +10,7 @@ whole result, has the real device and memory columns). Device ranges
 (kernels, copies, memsets) are not host events and are left out, as in
 torch's events()."""
 import collections.abc
-import warnings
 
-from . import _core
 from ._enums import TracerEventType
 
 __all__ = ["FunctionEvent", "FunctionEventAvg", "KeyAverages", "function_events", "TABLE_KEYS",
@@ -198,12 +196,11 @@ class FunctionEventAvg(_Times):
                 f"self_cpu_time_total={self.self_cpu_time_total:.3f}us>")
 
 
-def _warn(text):
-    warnings.warn(text, _core.StepprofWarning, stacklevel=3)
-
-
 def _cut(name, width):
     # torch's cut of the name column, for matching the C table's rows.
+    if width is None:
+        return name
+    width = max(4, int(width))
     return name[:width - 3] + "..." if len(name) >= width - 3 else name
 
 
@@ -244,38 +241,35 @@ class KeyAverages(collections.abc.Sequence):
               max_name_column_width=55, max_shapes_column_width=80, header=None,
               top_level_events_only=False, time_unit=None):
         """torch's table: columns, widths, formats and sort keys as torch's
-        (every torch sort key; None: first-occurrence order). header and
-        top_level_events_only as torch's; max_name_column_width other than
-        55 and time_unit are accepted with a warning (the core's table keeps
-        torch's defaults); the source and shapes widths have no column
-        here. Raises AttributeError for an unknown sort key, as torch."""
+        (every torch sort key; None: first-occurrence order), header,
+        top_level_events_only, max_name_column_width (None: no limit) and
+        time_unit ("s", "ms", "us") as torch's; the source and shapes widths
+        have no column here. Raises AttributeError for an unknown sort key,
+        as torch."""
         del max_src_column_width, max_shapes_column_width
         if sort_by is not None and sort_by not in TABLE_KEYS:
             raise AttributeError(f"'FunctionEventAvg' object has no attribute {sort_by!r} "
                                  f"(sort keys: {', '.join(sorted(TABLE_KEYS))})")
-        if max_name_column_width != 55:
-            _warn(f"table(max_name_column_width={max_name_column_width}): the name column "
-                  f"keeps torch's default width, 55")
-        if time_unit is not None:
-            _warn(f"table(time_unit={time_unit!r}): times keep torch's default units")
         if self._result is None:
             return ""
         limit = -1 if top_level_events_only else int(row_limit)
-        text = self._result.table_torch("none" if sort_by is None else sort_by, limit)
+        text = self._result.table_torch("none" if sort_by is None else sort_by, limit,
+                                        max_name_column_width,
+                                        time_unit if isinstance(time_unit, str) else None)
         if not text:
             return text
         lines = text.split("\n")
         line_length = len(lines[0]) - 2  # the separator: every column + 2 spaces
         if top_level_events_only:
-            lines = self._top_level(lines, int(row_limit))
+            lines = self._top_level(lines, int(row_limit), max_name_column_width)
             lines[0:0] = ["=" * line_length, "This report only display top-level ops statistics"]
         if header is not None:
             lines[0:0] = ["=" * line_length, str(header)]
         return "\n".join(lines)
 
-    def _top_level(self, lines, row_limit):
+    def _top_level(self, lines, row_limit, width):
         """The table's rows of top-level keys only, row_limit of them."""
-        top = {_cut(g.key, 55) for g in self if g.cpu_parent is None}
+        top = {_cut(g.key, width) for g in self if g.cpu_parent is None}
         out, seps, kept = [], 0, 0
         for line in lines:
             if line.startswith("-"):

@@ -27,8 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NAME_MAX_WIDTH 55 /* torch's max_name_column_width */
-#define NAME_CUT 52       /* names of NAME_CUT+ code points: cut + "..." */
 #define COL_WIDTH 12      /* torch's DEFAULT_COLUMN_WIDTH */
 
 typedef struct group {
@@ -234,11 +232,18 @@ static size_t u8len(const char *s)
     return n;
 }
 
-/* torch's _format_time, from ns. */
-static void fmt_time(char *out, size_t size, double ns)
+/* torch's _format_time, from ns; with unit "s", "ms" or "us", torch's
+ * override_time_unit (that unit for every time). */
+static void fmt_time(char *out, size_t size, double ns, const char *unit)
 {
     double us = ns / 1000.0;
-    if (us >= 1e6)
+    if (unit && strcmp(unit, "s") == 0)
+        snprintf(out, size, "%.3fs", us / 1e6);
+    else if (unit && strcmp(unit, "ms") == 0)
+        snprintf(out, size, "%.3fms", us / 1e3);
+    else if (unit && strcmp(unit, "us") == 0)
+        snprintf(out, size, "%.3fus", us);
+    else if (us >= 1e6)
         snprintf(out, size, "%.3fs", us / 1e6);
     else if (us >= 1e3)
         snprintf(out, size, "%.3fms", us / 1e3);
@@ -369,24 +374,41 @@ static void fmt_memory(char *out, size_t size, int64_t bytes)
 
 #define MAX_COLS 15
 
-static void render(const groups *gs, int row_limit, int with_memory, sp__buf *out)
+/* How a table is laid out beyond its rows. */
+typedef struct layout {
+    int row_limit, with_memory;
+    size_t max_width;       /* of the name column; SIZE_MAX: none */
+    size_t cut_above, keep; /* names of more than cut_above code points: keep + "..." */
+    const char *time_unit;  /* NULL: torch's automatic units */
+} layout;
+
+/* Returns 0, or -1 when the name cell could not be allocated. */
+static int render(const groups *gs, const layout *lay, sp__buf *out)
 {
     int64_t sum_self_cpu = 0, sum_self_gpu = 0;
-    size_t name_width = 0;
+    size_t name_width = 0, longest = 0;
     int has_gpu = 0, has_dev_mem = 0;
+    const char *unit = lay->time_unit;
+    for (size_t i = 0; i < gs->n; i++)
+        if (gs->g[i].len > longest) longest = gs->g[i].len;
+    /* A cut or visible name takes at most 4 bytes per input byte (control
+     * characters as escapes) plus "..." (SP__NAME_CELL_BYTES's rule). */
+    size_t name_bytes = 4 * longest + 16;
+    char *name = sp__alloc(name_bytes);
+    if (!name) return -1;
     for (size_t i = 0; i < gs->n; i++) {
         const group *g = &gs->g[i];
         sum_self_cpu += g->self_cpu;
         sum_self_gpu += g->self_gpu;
         has_gpu |= g->gpu > 0 || g->self_gpu > 0;
         has_dev_mem |= g->self_dev_mem > 0;
-        char shown[SP__NAME_CELL_BYTES];
-        sp__fmt_name(shown, sizeof shown, "", g->name, NAME_CUT - 1, NAME_CUT);
-        size_t len = u8len(shown);
+        sp__fmt_name(name, name_bytes, "", g->name, lay->cut_above, lay->keep);
+        size_t len = u8len(name);
         if (len > name_width) name_width = len;
     }
-    has_dev_mem &= with_memory;
-    name_width = name_width + 4 < NAME_MAX_WIDTH ? name_width + 4 : NAME_MAX_WIDTH;
+    has_dev_mem &= lay->with_memory;
+    name_width = name_width + 4 < lay->max_width ? name_width + 4 : lay->max_width;
+    int with_memory = lay->with_memory, row_limit = lay->row_limit;
     /* torch's column order: CPU times, device times, memory, calls. */
     const char *cells[MAX_COLS];
     size_t ncols = 0;
@@ -403,26 +425,26 @@ static void render(const groups *gs, int row_limit, int with_memory, sp__buf *ou
     put_row(out, cells, ncols, name_width);
     put_sep(out, name_width, ncols);
 
-    char text[MAX_COLS][64], name[SP__NAME_CELL_BYTES];
+    char text[MAX_COLS][64];
     for (size_t c = 0; c < ncols; c++) cells[c] = text[c];
     cells[0] = name;
     for (size_t i = 0; i < gs->n && (row_limit < 0 || i < (size_t)row_limit); i++) {
         const group *g = &gs->g[i];
-        /* torch's cut (52 code points and more: the first 52 + "...") by
-         * the rule every table shares, which also makes control characters
-         * visible. */
-        sp__fmt_name(name, sizeof name, "", g->name, NAME_CUT - 1, NAME_CUT);
+        /* torch's cut (by default 52 code points and more: the first 52 +
+         * "...") by the rule every table shares, which also makes control
+         * characters visible. */
+        sp__fmt_name(name, name_bytes, "", g->name, lay->cut_above, lay->keep);
         fmt_share(text[1], sizeof text[1], g->self_cpu, sum_self_cpu);
-        fmt_time(text[2], sizeof text[2], (double)g->self_cpu);
+        fmt_time(text[2], sizeof text[2], (double)g->self_cpu, unit);
         fmt_share(text[3], sizeof text[3], g->cpu, sum_self_cpu);
-        fmt_time(text[4], sizeof text[4], (double)g->cpu);
-        fmt_time(text[5], sizeof text[5], (double)g->cpu / (double)g->count);
+        fmt_time(text[4], sizeof text[4], (double)g->cpu, unit);
+        fmt_time(text[5], sizeof text[5], (double)g->cpu / (double)g->count, unit);
         size_t c = 6;
         if (has_gpu) {
-            fmt_time(text[c++], sizeof text[0], (double)g->self_gpu);
+            fmt_time(text[c++], sizeof text[0], (double)g->self_gpu, unit);
             fmt_share(text[c++], sizeof text[0], g->self_gpu, sum_self_gpu);
-            fmt_time(text[c++], sizeof text[0], (double)g->gpu);
-            fmt_time(text[c++], sizeof text[0], (double)g->gpu / (double)g->count);
+            fmt_time(text[c++], sizeof text[0], (double)g->gpu, unit);
+            fmt_time(text[c++], sizeof text[0], (double)g->gpu / (double)g->count, unit);
         }
         if (with_memory) {
             fmt_memory(text[c++], sizeof text[0], g->cpu_mem);
@@ -436,27 +458,59 @@ static void render(const groups *gs, int row_limit, int with_memory, sp__buf *ou
         put_row(out, cells, ncols, name_width);
     }
     put_sep(out, name_width, ncols);
-    fmt_time(text[0], sizeof text[0], (double)sum_self_cpu);
+    fmt_time(text[0], sizeof text[0], (double)sum_self_cpu, unit);
     sp__buf_printf(out, "Self CPU time total: %s\n", text[0]);
     if (has_gpu) {
-        fmt_time(text[0], sizeof text[0], (double)sum_self_gpu);
+        fmt_time(text[0], sizeof text[0], (double)sum_self_gpu, unit);
         sp__buf_printf(out, "Self CUDA time total: %s\n", text[0]);
     }
+    sp__free(name);
+    return 0;
+}
+
+void sp__torch_table_opts_init(sp__torch_table_opts *o)
+{
+    o->sort_by = NULL;
+    o->row_limit = 100;
+    o->max_name_width = 55;
+    o->time_unit = NULL;
 }
 
 int sp__torch_table(const sp__model *m, const char *sort_by, int row_limit, sp__buf *out)
 {
-    int k = key_of(sort_by);
+    sp__torch_table_opts o;
+    sp__torch_table_opts_init(&o);
+    o.sort_by = sort_by;
+    o.row_limit = row_limit;
+    return sp__torch_table_with(m, &o, out);
+}
+
+int sp__torch_table_with(const sp__model *m, const sp__torch_table_opts *o, sp__buf *out)
+{
+    int k = key_of(o->sort_by);
     if (k < 0) return -2;
     if (!m || m->failed) return -1;
+    /* torch: width min(longest + 4, W), names of W - 3 code points and more
+     * cut to W - 3 + "..."; no W: neither. */
+    layout lay = {.row_limit = o->row_limit,
+                  .with_memory = m->result && m->result->meta.profile_memory,
+                  .max_width = SIZE_MAX,
+                  .cut_above = SIZE_MAX,
+                  .keep = SIZE_MAX,
+                  .time_unit = o->time_unit};
+    if (o->max_name_width > 0) {
+        size_t w = o->max_name_width < 4 ? 4 : (size_t)o->max_name_width;
+        lay.max_width = w;
+        lay.cut_above = w - 4;
+        lay.keep = w - 3;
+    }
     groups gs;
     memset(&gs, 0, sizeof gs);
     int rc = collect_groups(m, &gs);
     if (rc == 0 && gs.n > 0) {
         for (size_t i = 0; i < gs.n; i++) gs.g[i].key = sort_key(&gs.g[i], k);
         qsort(gs.g, gs.n, sizeof *gs.g, by_key);
-        render(&gs, row_limit, m->result && m->result->meta.profile_memory, out);
-        if (out->failed) rc = -1;
+        if (render(&gs, &lay, out) != 0 || out->failed) rc = -1;
     }
     for (size_t i = 0; i < gs.n; i++) sp__free(gs.g[i].name);
     sp__free(gs.g);

@@ -11,6 +11,8 @@
 #include "model.h"
 #include "sys.h"
 
+#include <stdio.h>
+
 /* Appends the table of m to out.
  * Rows: every host range (model node) grouped by its name as spelled in the
  * JSON (trace-format.md §6), "ProfilerStep#N" renamed "ProfilerStep*" as
@@ -29,5 +31,30 @@
  * hold a partial table, and out->failed may be set).
  * Threads: m is only read; not concurrently with a writer of out. */
 int sp__torch_table(const sp__model *m, const char *sort_by, int row_limit, sp__buf *out);
+
+/* The rest of torch's table() arguments, for sp__torch_table_with. */
+typedef struct sp__torch_table_opts {
+    const char *sort_by; /* as sp__torch_table's; NULL: self_cpu_time_total */
+    int row_limit;       /* as sp__torch_table's; default 100 */
+    /* torch's max_name_column_width (default 55): the name column is at
+     * most this wide, and names of width - 3 code points and more are cut
+     * to width - 3 + "..." (widths under 4 count as 4); <= 0: torch's None,
+     * no limit and no cut. */
+    long max_name_width;
+    /* torch's time_unit: "s", "ms" or "us" formats every time with that
+     * unit ("%.3f<unit>"); NULL or any other text: torch's automatic units. */
+    const char *time_unit;
+} sp__torch_table_opts;
+
+/* Fills o with torch's defaults. */
+void sp__torch_table_opts_init(sp__torch_table_opts *o);
+
+/* sp__torch_table with every option; same results and errors. */
+int sp__torch_table_with(const sp__model *m, const sp__torch_table_opts *o, sp__buf *out);
+
+/* sp_result_table_torch with every option (the Python binding's entry):
+ * the same errors, and SP_EINVAL for a NULL o.
+ * Threads: any. */
+sp_status sp__result_table_torch_with(const sp_result *r, const sp__torch_table_opts *o, FILE *out);
 
 #endif

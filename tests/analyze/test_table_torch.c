@@ -225,14 +225,15 @@ static void test_table_torch_zero_length_nan(void)
  * 52-code-point name with a 2-byte "é" (cut by code points, not bytes).
  * Width min(60 + 4, 55) = 55. Each range 10us: 25.00% each. */
 #define L50 "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX"
+static const fixture_range longs[] = {
+    {L50 "1", SP_EVENT_OPERATOR, 0, 10 * US},
+    {L50 "12", SP_EVENT_OPERATOR, 20 * US, 30 * US},
+    {L50 "1234567890", SP_EVENT_OPERATOR, 40 * US, 50 * US},
+    {"\xc3\xa9" L50 "9", SP_EVENT_OPERATOR, 60 * US, 70 * US},
+};
+
 static void test_table_torch_long_names_cut(void)
 {
-    static const fixture_range longs[] = {
-        {L50 "1", SP_EVENT_OPERATOR, 0, 10 * US},
-        {L50 "12", SP_EVENT_OPERATOR, 20 * US, 30 * US},
-        {L50 "1234567890", SP_EVENT_OPERATOR, 40 * US, 50 * US},
-        {"\xc3\xa9" L50 "9", SP_EVENT_OPERATOR, 60 * US, 70 * US},
-    };
     built b;
     build(&b, longs, N(longs), NULL, 0);
     const char *text = table(&b, NULL, 100);
@@ -467,6 +468,67 @@ static void test_table_torch_memory_columns_and_keys(void)
     done(&b);
 }
 
+static const char *table_with(built *b, const sp__torch_table_opts *o)
+{
+    b->text.len = 0;
+    CHECK_EQ(0, sp__torch_table_with(&b->m, o, &b->text));
+    return sp__buf_cstr(&b->text);
+}
+
+/* torch's max_name_column_width W: the column min(longest + 4, W) wide,
+ * names of W - 3 code points and more cut to W - 3 + "..."; None (<= 0):
+ * neither. The long-names fixture's longest name has 60 code points. The
+ * defaults give the golden table unchanged. */
+static void test_table_torch_name_width_option(void)
+{
+    built b;
+    build(&b, longs, N(longs), NULL, 0);
+    sp__torch_table_opts o;
+    sp__torch_table_opts_init(&o);
+    fixture_check_golden("torch_long_names.txt", table_with(&b, &o));
+
+    o.max_name_width = 0; /* torch's None */
+    const char *text = table_with(&b, &o);
+    CHECK(strstr(text, "    " L50 "1234567890  ") != NULL); /* 60 + 4 wide, not cut */
+    CHECK(strstr(text, "...") == NULL);
+
+    o.max_name_width = 100;
+    CHECK_STR_EQ(text, table_with(&b, &o)); /* 64 < 100: as None */
+
+    o.max_name_width = 20; /* cut to 17 + "...", the column 20 wide */
+    text = table_with(&b, &o);
+    CHECK(strstr(text, "\n" "abcdefghijklmnopq...  ") != NULL);
+    CHECK(strstr(text, "\n" "                Name  ") != NULL);
+    CHECK(strstr(text, "abcdefghijklmnopqr") == NULL);
+    done(&b);
+}
+
+/* torch's time_unit: every time (cells and footer) in that unit with
+ * "%.3f"; percentages unchanged; other text: the automatic units. */
+static void test_table_torch_time_unit_option(void)
+{
+    built b;
+    build(&b, nested, N(nested), NULL, 0);
+    sp__torch_table_opts o;
+    sp__torch_table_opts_init(&o);
+    o.time_unit = "ms";
+    const char *text = table_with(&b, &o);
+    CHECK(strstr(text, "Self CPU time total: 0.160ms\n") != NULL);
+    CHECK(strstr(text, "      0.090ms        68.75%       0.110ms       0.055ms") != NULL);
+    CHECK(strstr(text, "us") == NULL);
+    o.time_unit = "s";
+    CHECK(strstr(table_with(&b, &o), "Self CPU time total: 0.000s\n") != NULL);
+    o.time_unit = "us";
+    CHECK(strstr(table_with(&b, &o), "Self CPU time total: 160.000us\n") != NULL);
+    o.time_unit = "minutes";
+    sp__buf want;
+    sp__buf_init(&want);
+    sp__buf_puts(&want, table(&b, NULL, 100));
+    CHECK_STR_EQ(sp__buf_cstr(&want), table_with(&b, &o));
+    sp__buf_fini(&want);
+    done(&b);
+}
+
 int main(void)
 {
     RUN_TEST(test_table_torch_nested_self_vs_total);
@@ -483,5 +545,7 @@ int main(void)
     RUN_TEST(test_table_torch_device_sort_keys);
     RUN_TEST(test_table_torch_memory_keys_without_memory);
     RUN_TEST(test_table_torch_memory_columns_and_keys);
+    RUN_TEST(test_table_torch_name_width_option);
+    RUN_TEST(test_table_torch_time_unit_option);
     return TEST_SUMMARY();
 }

@@ -261,6 +261,23 @@ def test_table_header_and_top_level_rows(mlp):
     assert rows == ["ProfilerStep*"]  # forward is always inside a step
 
 
+def test_table_name_width_and_time_unit_as_torch(mlp):
+    _, _, train = mlp
+    theirs = run_loop(torch.profiler, train).key_averages()
+    ours = run_loop(tp, train).key_averages()
+    for unit in ("s", "ms", "us"):
+        for averages in (theirs, ours):
+            footer = averages.table(time_unit=unit).rstrip("\n").split("\n")[-1]
+            assert re.fullmatch(r"Self CPU time total: \d+\.\d{3}" + unit, footer), footer
+    # a narrow name column: both 10 wide, names cut to 7 + "..."
+    for averages in (theirs, ours):
+        first = averages.table(max_name_column_width=10).split("\n")[0]
+        assert first.startswith("-" * 10 + "  -")
+    assert "Profile...  " in ours.table(max_name_column_width=10)
+    wide = ours.table(max_name_column_width=None)
+    assert wide.split("\n")[0].startswith("-" * len("    ProfilerStep*") + "  -")
+
+
 # ---- objects, arguments, events, files ----------------------------------------
 
 def test_enums_match_torchs():
