@@ -425,3 +425,19 @@ def test_import_does_not_load_torch_and_no_span_is_an_error(tmp_path):
     with pytest.raises(RuntimeError, match="no span"):
         prof.export_chrome_trace(str(tmp_path / "t.json"))
     assert prof.key_averages().table() == "" and prof.events() == []
+
+
+def test_trace_id_preset_metadata_and_toggle(mlp, tmp_path):
+    _, _, train = mlp
+    prof = tp.profile(custom_trace_id_callback=lambda: "run-7")
+    assert prof.get_trace_id() == "run-7"
+    prof.set_custom_trace_id_callback(lambda: "run-8")
+    assert prof.get_trace_id() == "run-8"
+    prof.preset_metadata_json("preset", "[1, 2]")
+    with prof:
+        train()
+        with pytest.warns(StepprofWarning, match="whole span"):
+            prof.toggle_collection_dynamic(False, [tp.ProfilerActivity.CPU])
+    path = str(tmp_path / "t.json")
+    prof.export_chrome_trace(path)
+    assert load(path)["preset"] == [1, 2]
