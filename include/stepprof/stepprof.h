@@ -1011,8 +1011,17 @@ SP_API sp_status sp_result_summary(const sp_result *result, const sp_summary_opt
 /* Prints torch's key_averages().table(sort_by, row_limit) for a result: host
  * ranges grouped by their trace name (ProfilerStep#N as "ProfilerStep*"),
  * with Self CPU %, Self CPU, CPU total %, CPU total, CPU time avg, the CUDA
- * columns when there is device time, and # of Calls. sort_by is one of
- * "self_cpu_time_total" (NULL), "cpu_time_total", "cpu_time_avg", "count";
+ * columns when there is device time, CPU Mem and Self CPU Mem (and the CUDA
+ * ones when there is device memory) when the span was recorded with
+ * profile_memory, and # of Calls. sort_by is one of torch's keys:
+ * "self_cpu_time_total" (NULL), "cpu_time_total", "cpu_time" (average; also
+ * "cpu_time_avg"), "count", "self_device_time_total", "device_time_total",
+ * "device_time", "cpu_memory_usage", "self_cpu_memory_usage",
+ * "device_memory_usage", "self_device_memory_usage", where "device" may be
+ * spelled "cuda", "xpu" or "privateuse1" as in torch; or "none" for no key
+ * (first-occurrence order, torch's sort_by=None). Rows sort descending, ties
+ * in first-occurrence order; a key without data (no device time, no memory
+ * events) is 0 for every row, which leaves that order.
  * row_limit < 0 prints every row (torch's default is 100).
  * Errors: SP_EINVAL (NULL result or out, unknown sort_by), SP_ENOMEM, SP_EIO.
  * Threads: any. */

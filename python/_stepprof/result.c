@@ -5,6 +5,7 @@
  * sp_result_summary_table, never by parsing the printed text. Results are
  * immutable, so these calls run with the GIL released where they take long. */
 #include "core.h"
+#include "table_torch.h"
 
 typedef struct {
     PyObject_HEAD
@@ -221,8 +222,7 @@ static PyObject *rs_export(PyObject *self, PyObject *args)
 typedef struct {
     const sp_result *result;
     const sp_summary_options *opts;
-    const char *sort_by;
-    int row_limit;
+    sp__torch_table_opts torch;
 } print_job;
 
 static sp_status print_summary(FILE *out, void *ctx)
@@ -234,22 +234,25 @@ static sp_status print_summary(FILE *out, void *ctx)
 static sp_status print_torch(FILE *out, void *ctx)
 {
     print_job *j = ctx;
-    return sp_result_table_torch(j->result, j->sort_by, j->row_limit, out);
+    return sp__result_table_torch_with(j->result, &j->torch, out);
 }
 
 static PyObject *rs_summary(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     sp_summary_options o;
     if (parse_summary(args, kwargs, "|OppsO:summary", &o, NULL) < 0) return NULL;
-    print_job j = {SELF->result, &o, NULL, 0};
+    print_job j = {SELF->result, &o, {0}};
     return spx_capture(print_summary, &j);
 }
 
 static PyObject *rs_table_torch(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kw[] = {"sort_by", "row_limit", NULL};
-    print_job j = {SELF->result, NULL, NULL, 100};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zi:table_torch", kw, &j.sort_by, &j.row_limit))
+    static char *kw[] = {"sort_by", "row_limit", "max_name_width", "time_unit", NULL};
+    print_job j = {SELF->result, NULL, {0}};
+    sp__torch_table_opts_init(&j.torch);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zilz:table_torch", kw, &j.torch.sort_by,
+                                     &j.torch.row_limit, &j.torch.max_name_width,
+                                     &j.torch.time_unit))
         return NULL;
     return spx_capture(print_torch, &j);
 }
@@ -307,7 +310,8 @@ static PyMethodDef rs_methods[] = {
     {"table", (PyCFunction)(void (*)(void))rs_table, METH_VARARGS | METH_KEYWORDS,
      "One summary view as [(line_kind, [cells])], or None."},
     {"table_torch", (PyCFunction)(void (*)(void))rs_table_torch, METH_VARARGS | METH_KEYWORDS,
-     "torch's key_averages().table(sort_by, row_limit) as text."},
+     "torch's key_averages().table() as text: table_torch(sort_by, row_limit, max_name_width, "
+     "time_unit)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -247,9 +247,15 @@ class ProfilerResult:
             sys.stdout.write(text)
             sys.stdout.flush()
 
-    def table_torch(self, sort_by="self_cpu_time_total", row_limit=100):
-        """torch's key_averages().table(sort_by, row_limit) as text."""
-        return self._r.table_torch(sort_by, row_limit)
+    def table_torch(self, sort_by="self_cpu_time_total", row_limit=100, max_name_width=55,
+                    time_unit=None):
+        """torch's key_averages().table(sort_by, row_limit) as text; sort_by: any
+        torch sort key (docs/semantics.md §6.11) or "none"; max_name_width:
+        torch's max_name_column_width (None: no limit); time_unit: torch's
+        ("s", "ms", "us"; None: automatic)."""
+        return self._r.table_torch(sort_by, row_limit,
+                                   0 if max_name_width is None else max(1, int(max_name_width)),
+                                   time_unit)
 
     def export(self, path, format="json"):
         """Writes the span as Chrome-trace JSON (gzip for "json.gz" or a

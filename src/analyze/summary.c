@@ -190,7 +190,18 @@ sp_status sp_result_summary(const sp_result *r, const sp_summary_options *opts, 
 
 sp_status sp_result_table_torch(const sp_result *r, const char *sort_by, int row_limit, FILE *out)
 {
-    if (!r || !out) return sp__fail(SP_EINVAL, "sp_result_table_torch: result and output are required");
+    sp__torch_table_opts o;
+    sp__torch_table_opts_init(&o);
+    o.sort_by = sort_by;
+    o.row_limit = row_limit;
+    return sp__result_table_torch_with(r, &o, out);
+}
+
+sp_status sp__result_table_torch_with(const sp_result *r, const sp__torch_table_opts *o, FILE *out)
+{
+    if (!r || !out || !o)
+        return sp__fail(SP_EINVAL, "sp_result_table_torch: result and output are required");
+    const char *sort_by = o->sort_by;
     sp__model m;
     sp__buf text;
     sp__buf_init(&text);
@@ -198,7 +209,7 @@ sp_status sp_result_table_torch(const sp_result *r, const char *sort_by, int row
     if (sp__model_build(&m, r) != 0) {
         s = sp__fail(SP_ENOMEM, "out of memory building the table");
     } else {
-        int rc = sp__torch_table(&m, sort_by, row_limit, &text);
+        int rc = sp__torch_table_with(&m, o, &text);
         if (rc == -2) s = sp__fail(SP_EINVAL, "unknown sort_by '%s'", sort_by);
         else if (rc != 0 || text.failed) s = sp__fail(SP_ENOMEM, "out of memory building the table");
     }

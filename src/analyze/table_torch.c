@@ -15,15 +15,20 @@
  * - A range that is the only child of a range of the same name is merged
  *   into it, as torch's EventList._remove_dup_nodes does (is_dup).
  * - Times are converted to microseconds (ns / 1000.0) before formatting, as
- *   torch keeps them; percentages are computed from the ns sums directly. */
+ *   torch keeps them; percentages are computed from the ns sums directly.
+ * - Memory is the signed bytes of the Allocate and Free events charged to a
+ *   range (attribute.c), as torch's *_memory_usage: self for the range's
+ *   own, total with its descendants'; a place "Place(gpu...)" is device
+ *   memory, any other CPU memory. Its columns appear, as torch's with
+ *   profile_memory, when the result was recorded with profile_memory; the
+ *   memory sort keys work either way (all 0 without memory events: rows in
+ *   first-occurrence order, as torch's stable sort leaves them). */
 #include "table_torch.h"
 #include "table.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define NAME_MAX_WIDTH 55 /* torch's max_name_column_width */
-#define NAME_CUT 52       /* names of NAME_CUT+ code points: cut + "..." */
 #define COL_WIDTH 12      /* torch's DEFAULT_COLUMN_WIDTH */
 
 typedef struct group {
@@ -31,6 +36,7 @@ typedef struct group {
     size_t len;
     uint64_t hash;
     int64_t self_cpu, cpu, self_gpu, gpu, count;
+    int64_t self_cpu_mem, cpu_mem, self_dev_mem, dev_mem; /* bytes */
     int64_t first_start, first_end; /* first occurrence: (start asc, end desc, */
     size_t first_thread, first_node; /*  thread asc, node asc) */
     double key;                      /* the sort key */
@@ -143,6 +149,39 @@ static int is_dup(const sp__model *m, const sp__thread_model *tm, const sp__node
     return raw && parent && strcmp(raw, parent) == 0;
 }
 
+/* Memory charged to each node of tm: mem[4 * i + k] with k = self CPU,
+ * total CPU, self device, total device. NULL with *failed clear when the
+ * thread has no memory events; NULL with *failed set when out of memory. */
+static int64_t *node_memory(const sp__model *m, const sp__thread_model *tm, int *failed)
+{
+    const sp__thread *th = tm->thread;
+    *failed = 0;
+    if (th->mem_count == 0 || tm->count == 0) return NULL;
+    int64_t *mem = sp__alloc(sizeof *mem * 4 * tm->count);
+    int32_t *node_of = sp__alloc(sizeof *node_of * (th->count ? th->count : 1));
+    if (!mem || !node_of) {
+        sp__free(mem);
+        sp__free(node_of);
+        *failed = 1;
+        return NULL;
+    }
+    for (size_t e = 0; e < th->count; e++) node_of[e] = -1;
+    for (size_t i = 0; i < tm->count; i++) node_of[tm->nodes[i].event] = (int32_t)i;
+    for (size_t k = 0; k < th->mem_count; k++) {
+        const sp__mem_event *me = &th->mems[k];
+        if (me->type > 1 || me->host < 0 || (size_t)me->host >= th->count) continue;
+        int32_t n = node_of[me->host];
+        if (n < 0) continue;
+        const char *place = sp__result_name(m->result, me->place);
+        int dev = place && starts_with(place, "Place(gpu") ? 2 : 0;
+        mem[4 * (size_t)n + (size_t)dev] += me->bytes;
+        for (int32_t p = n; p >= 0; p = tm->nodes[p].parent)
+            mem[4 * (size_t)p + (size_t)dev + 1] += me->bytes;
+    }
+    sp__free(node_of);
+    return mem;
+}
+
 static int collect_groups(const sp__model *m, groups *gs)
 {
     sp__buf name;
@@ -150,6 +189,12 @@ static int collect_groups(const sp__model *m, groups *gs)
     int rc = 0;
     for (size_t t = 0; t < m->thread_count && rc == 0; t++) {
         const sp__thread_model *tm = &m->threads[t];
+        int failed;
+        int64_t *mem = node_memory(m, tm, &failed);
+        if (failed) {
+            rc = -1;
+            break;
+        }
         for (size_t i = 0; i < tm->count; i++) {
             const sp__node *n = &tm->nodes[i];
             const sp__event *e = &tm->thread->events[n->event];
@@ -165,9 +210,17 @@ static int collect_groups(const sp__model *m, groups *gs)
             }
             g->self_cpu += n->self_cpu;
             g->self_gpu += n->self_gpu;
+            if (mem) {
+                g->self_cpu_mem += mem[4 * i];
+                g->self_dev_mem += mem[4 * i + 2];
+            }
             if (is_dup(m, tm, n, raw)) continue;
             g->cpu += n->cpu;
             g->gpu += n->gpu;
+            if (mem) {
+                g->cpu_mem += mem[4 * i + 1];
+                g->dev_mem += mem[4 * i + 3];
+            }
             g->count++;
             if (earlier(e->start_ns, e->end_ns, t, i, g)) {
                 g->first_start = e->start_ns;
@@ -176,6 +229,7 @@ static int collect_groups(const sp__model *m, groups *gs)
                 g->first_node = i;
             }
         }
+        sp__free(mem);
     }
     sp__buf_fini(&name);
     return rc;
@@ -197,11 +251,18 @@ static size_t u8len(const char *s)
     return n;
 }
 
-/* torch's _format_time, from ns. */
-static void fmt_time(char *out, size_t size, double ns)
+/* torch's _format_time, from ns; with unit "s", "ms" or "us", torch's
+ * override_time_unit (that unit for every time). */
+static void fmt_time(char *out, size_t size, double ns, const char *unit)
 {
     double us = ns / 1000.0;
-    if (us >= 1e6)
+    if (unit && strcmp(unit, "s") == 0)
+        snprintf(out, size, "%.3fs", us / 1e6);
+    else if (unit && strcmp(unit, "ms") == 0)
+        snprintf(out, size, "%.3fms", us / 1e3);
+    else if (unit && strcmp(unit, "us") == 0)
+        snprintf(out, size, "%.3fus", us);
+    else if (us >= 1e6)
         snprintf(out, size, "%.3fs", us / 1e6);
     else if (us >= 1e3)
         snprintf(out, size, "%.3fms", us / 1e3);
@@ -240,94 +301,235 @@ static void put_row(sp__buf *out, const char *const *cells, size_t ncols, size_t
     sp__buf_putc(out, '\n');
 }
 
-/* Sort key of g for sort_by index k (see the table in sp__torch_table). */
+/* The sort keys: torch's FunctionEventAvg attributes that a table can be
+ * sorted by (torch spells the device "cuda", "xpu" or "privateuse1" and
+ * reads the attribute with "device" in its place, as key_of does), plus
+ * stepprof's "cpu_time_avg" and "none" (no key: first-occurrence order,
+ * torch's sort_by=None). */
+enum {
+    K_SELF_CPU, K_CPU, K_CPU_AVG, K_COUNT, K_SELF_DEV, K_DEV, K_DEV_AVG, K_CPU_MEM,
+    K_SELF_CPU_MEM, K_DEV_MEM, K_SELF_DEV_MEM, K_NONE
+};
+
+static const struct {
+    const char *name;
+    int key;
+} sort_keys[] = {
+    {"self_cpu_time_total", K_SELF_CPU},
+    {"cpu_time_total", K_CPU},
+    {"cpu_time_avg", K_CPU_AVG},
+    {"cpu_time", K_CPU_AVG},
+    {"count", K_COUNT},
+    {"self_device_time_total", K_SELF_DEV},
+    {"device_time_total", K_DEV},
+    {"device_time", K_DEV_AVG},
+    {"cpu_memory_usage", K_CPU_MEM},
+    {"self_cpu_memory_usage", K_SELF_CPU_MEM},
+    {"device_memory_usage", K_DEV_MEM},
+    {"self_device_memory_usage", K_SELF_DEV_MEM},
+    {"none", K_NONE},
+};
+
+/* The key of sort_by, or -1. The device spellings are replaced first, as
+ * torch's _build_table does with str.replace (so "cuda_time_total" and
+ * "device_time_total" are one key). */
+static int key_of(const char *sort_by)
+{
+    if (!sort_by) return K_SELF_CPU;
+    static const char *const devices[] = {"privateuse1", "cuda", "xpu"};
+    char name[64];
+    size_t o = 0;
+    for (const char *s = sort_by; *s;) {
+        size_t i = 0, n = 0;
+        for (; i < sizeof devices / sizeof *devices; i++)
+            if (starts_with(s, devices[i])) break;
+        const char *piece = i < 3 ? "device" : s;
+        n = i < 3 ? 6 : 1;
+        if (o + n >= sizeof name) return -1;
+        memcpy(name + o, piece, n);
+        o += n;
+        s += i < 3 ? strlen(devices[i]) : 1;
+    }
+    name[o] = '\0';
+    for (size_t i = 0; i < sizeof sort_keys / sizeof *sort_keys; i++)
+        if (strcmp(name, sort_keys[i].name) == 0) return sort_keys[i].key;
+    return -1;
+}
+
+/* Sort key of g for key k. */
 static double sort_key(const group *g, int k)
 {
+    double n = g->count ? (double)g->count : 1.0;
     switch (k) {
-    case 0: return (double)g->self_cpu;
-    case 1: return (double)g->cpu;
-    case 2: return g->count ? (double)g->cpu / (double)g->count : 0.0;
-    default: return (double)g->count;
+    case K_SELF_CPU: return (double)g->self_cpu;
+    case K_CPU: return (double)g->cpu;
+    case K_CPU_AVG: return (double)g->cpu / n;
+    case K_COUNT: return (double)g->count;
+    case K_SELF_DEV: return (double)g->self_gpu;
+    case K_DEV: return (double)g->gpu;
+    case K_DEV_AVG: return (double)g->gpu / n;
+    case K_CPU_MEM: return (double)g->cpu_mem;
+    case K_SELF_CPU_MEM: return (double)g->self_cpu_mem;
+    case K_DEV_MEM: return (double)g->dev_mem;
+    case K_SELF_DEV_MEM: return (double)g->self_dev_mem;
+    default: return 0.0;
     }
 }
 
-static void render(const groups *gs, int row_limit, sp__buf *out)
+/* torch's _format_memory. */
+static void fmt_memory(char *out, size_t size, int64_t bytes)
+{
+    const double kb = 1024.0, mb = kb * 1024.0, gb = mb * 1024.0;
+    double a = bytes < 0 ? -(double)bytes : (double)bytes;
+    if (a >= gb)
+        snprintf(out, size, "%.2f GB", (double)bytes / gb);
+    else if (a >= mb)
+        snprintf(out, size, "%.2f MB", (double)bytes / mb);
+    else if (a >= kb)
+        snprintf(out, size, "%.2f KB", (double)bytes / kb);
+    else
+        snprintf(out, size, "%lld B", (long long)bytes);
+}
+
+#define MAX_COLS 15
+
+/* How a table is laid out beyond its rows. */
+typedef struct layout {
+    int row_limit, with_memory;
+    size_t max_width;       /* of the name column; SIZE_MAX: none */
+    size_t cut_above, keep; /* names of more than cut_above code points: keep + "..." */
+    const char *time_unit;  /* NULL: torch's automatic units */
+} layout;
+
+/* Returns 0, or -1 when the name cell could not be allocated. */
+static int render(const groups *gs, const layout *lay, sp__buf *out)
 {
     int64_t sum_self_cpu = 0, sum_self_gpu = 0;
-    size_t name_width = 0;
-    int has_gpu = 0;
+    size_t name_width = 0, longest = 0;
+    int has_gpu = 0, has_dev_mem = 0;
+    const char *unit = lay->time_unit;
+    for (size_t i = 0; i < gs->n; i++)
+        if (gs->g[i].len > longest) longest = gs->g[i].len;
+    /* A cut or visible name takes at most 4 bytes per input byte (control
+     * characters as escapes) plus "..." (SP__NAME_CELL_BYTES's rule). */
+    size_t name_bytes = 4 * longest + 16;
+    char *name = sp__alloc(name_bytes);
+    if (!name) return -1;
     for (size_t i = 0; i < gs->n; i++) {
         const group *g = &gs->g[i];
         sum_self_cpu += g->self_cpu;
         sum_self_gpu += g->self_gpu;
         has_gpu |= g->gpu > 0 || g->self_gpu > 0;
-        char shown[SP__NAME_CELL_BYTES];
-        sp__fmt_name(shown, sizeof shown, "", g->name, NAME_CUT - 1, NAME_CUT);
-        size_t len = u8len(shown);
+        has_dev_mem |= g->self_dev_mem > 0;
+        sp__fmt_name(name, name_bytes, "", g->name, lay->cut_above, lay->keep);
+        size_t len = u8len(name);
         if (len > name_width) name_width = len;
     }
-    name_width = name_width + 4 < NAME_MAX_WIDTH ? name_width + 4 : NAME_MAX_WIDTH;
-    static const char *const head[] = {"Name", "Self CPU %", "Self CPU", "CPU total %",
-                                       "CPU total", "CPU time avg", "Self CUDA", "Self CUDA %",
-                                       "CUDA total", "CUDA time avg", "# of Calls"};
-    const char *cells[11];
-    size_t ncols = has_gpu ? 11 : 7;
-    for (size_t c = 0; c < 6; c++) cells[c] = head[c];
-    for (size_t c = 6; c < ncols; c++) cells[c] = head[has_gpu ? c : c + 4];
+    has_dev_mem &= lay->with_memory;
+    name_width = name_width + 4 < lay->max_width ? name_width + 4 : lay->max_width;
+    int with_memory = lay->with_memory, row_limit = lay->row_limit;
+    /* torch's column order: CPU times, device times, memory, calls. */
+    const char *cells[MAX_COLS];
+    size_t ncols = 0;
+    static const char *const cpu_head[] = {"Name", "Self CPU %", "Self CPU", "CPU total %",
+                                           "CPU total", "CPU time avg"};
+    static const char *const gpu_head[] = {"Self CUDA", "Self CUDA %", "CUDA total",
+                                           "CUDA time avg"};
+    static const char *const mem_head[] = {"CPU Mem", "Self CPU Mem", "CUDA Mem", "Self CUDA Mem"};
+    for (size_t c = 0; c < 6; c++) cells[ncols++] = cpu_head[c];
+    for (size_t c = 0; has_gpu && c < 4; c++) cells[ncols++] = gpu_head[c];
+    for (size_t c = 0; with_memory && c < (has_dev_mem ? 4u : 2u); c++) cells[ncols++] = mem_head[c];
+    cells[ncols++] = "# of Calls";
     put_sep(out, name_width, ncols);
     put_row(out, cells, ncols, name_width);
     put_sep(out, name_width, ncols);
 
-    char text[11][64], name[SP__NAME_CELL_BYTES];
+    char text[MAX_COLS][64];
     for (size_t c = 0; c < ncols; c++) cells[c] = text[c];
     cells[0] = name;
     for (size_t i = 0; i < gs->n && (row_limit < 0 || i < (size_t)row_limit); i++) {
         const group *g = &gs->g[i];
-        /* torch's cut (52 code points and more: the first 52 + "...") by
-         * the rule every table shares, which also makes control characters
-         * visible. */
-        sp__fmt_name(name, sizeof name, "", g->name, NAME_CUT - 1, NAME_CUT);
+        /* torch's cut (by default 52 code points and more: the first 52 +
+         * "...") by the rule every table shares, which also makes control
+         * characters visible. */
+        sp__fmt_name(name, name_bytes, "", g->name, lay->cut_above, lay->keep);
         fmt_share(text[1], sizeof text[1], g->self_cpu, sum_self_cpu);
-        fmt_time(text[2], sizeof text[2], (double)g->self_cpu);
+        fmt_time(text[2], sizeof text[2], (double)g->self_cpu, unit);
         fmt_share(text[3], sizeof text[3], g->cpu, sum_self_cpu);
-        fmt_time(text[4], sizeof text[4], (double)g->cpu);
-        fmt_time(text[5], sizeof text[5], (double)g->cpu / (double)g->count);
+        fmt_time(text[4], sizeof text[4], (double)g->cpu, unit);
+        fmt_time(text[5], sizeof text[5], (double)g->cpu / (double)g->count, unit);
         size_t c = 6;
         if (has_gpu) {
-            fmt_time(text[c++], sizeof text[0], (double)g->self_gpu);
+            fmt_time(text[c++], sizeof text[0], (double)g->self_gpu, unit);
             fmt_share(text[c++], sizeof text[0], g->self_gpu, sum_self_gpu);
-            fmt_time(text[c++], sizeof text[0], (double)g->gpu);
-            fmt_time(text[c++], sizeof text[0], (double)g->gpu / (double)g->count);
+            fmt_time(text[c++], sizeof text[0], (double)g->gpu, unit);
+            fmt_time(text[c++], sizeof text[0], (double)g->gpu / (double)g->count, unit);
+        }
+        if (with_memory) {
+            fmt_memory(text[c++], sizeof text[0], g->cpu_mem);
+            fmt_memory(text[c++], sizeof text[0], g->self_cpu_mem);
+            if (has_dev_mem) {
+                fmt_memory(text[c++], sizeof text[0], g->dev_mem);
+                fmt_memory(text[c++], sizeof text[0], g->self_dev_mem);
+            }
         }
         snprintf(text[c], sizeof text[c], "%lld", (long long)g->count);
         put_row(out, cells, ncols, name_width);
     }
     put_sep(out, name_width, ncols);
-    fmt_time(text[0], sizeof text[0], (double)sum_self_cpu);
+    fmt_time(text[0], sizeof text[0], (double)sum_self_cpu, unit);
     sp__buf_printf(out, "Self CPU time total: %s\n", text[0]);
     if (has_gpu) {
-        fmt_time(text[0], sizeof text[0], (double)sum_self_gpu);
+        fmt_time(text[0], sizeof text[0], (double)sum_self_gpu, unit);
         sp__buf_printf(out, "Self CUDA time total: %s\n", text[0]);
     }
+    sp__free(name);
+    return 0;
+}
+
+void sp__torch_table_opts_init(sp__torch_table_opts *o)
+{
+    o->sort_by = NULL;
+    o->row_limit = 100;
+    o->max_name_width = 55;
+    o->time_unit = NULL;
 }
 
 int sp__torch_table(const sp__model *m, const char *sort_by, int row_limit, sp__buf *out)
 {
-    static const char *const keys[] = {"self_cpu_time_total", "cpu_time_total", "cpu_time_avg",
-                                       "count", "cpu_time"};
-    int k = -1;
-    for (int i = 0; i < 5 && k < 0; i++)
-        if (!sort_by || strcmp(sort_by, keys[i]) == 0) k = i == 4 ? 2 : i;
+    sp__torch_table_opts o;
+    sp__torch_table_opts_init(&o);
+    o.sort_by = sort_by;
+    o.row_limit = row_limit;
+    return sp__torch_table_with(m, &o, out);
+}
+
+int sp__torch_table_with(const sp__model *m, const sp__torch_table_opts *o, sp__buf *out)
+{
+    int k = key_of(o->sort_by);
     if (k < 0) return -2;
     if (!m || m->failed) return -1;
+    /* torch: width min(longest + 4, W), names of W - 3 code points and more
+     * cut to W - 3 + "..."; no W: neither. */
+    layout lay = {.row_limit = o->row_limit,
+                  .with_memory = m->result && m->result->meta.profile_memory,
+                  .max_width = SIZE_MAX,
+                  .cut_above = SIZE_MAX,
+                  .keep = SIZE_MAX,
+                  .time_unit = o->time_unit};
+    if (o->max_name_width > 0) {
+        size_t w = o->max_name_width < 4 ? 4 : (size_t)o->max_name_width;
+        lay.max_width = w;
+        lay.cut_above = w - 4;
+        lay.keep = w - 3;
+    }
     groups gs;
     memset(&gs, 0, sizeof gs);
     int rc = collect_groups(m, &gs);
     if (rc == 0 && gs.n > 0) {
         for (size_t i = 0; i < gs.n; i++) gs.g[i].key = sort_key(&gs.g[i], k);
         qsort(gs.g, gs.n, sizeof *gs.g, by_key);
-        render(&gs, row_limit, out);
-        if (out->failed) rc = -1;
+        if (render(&gs, &lay, out) != 0 || out->failed) rc = -1;
     }
     for (size_t i = 0; i < gs.n; i++) sp__free(gs.g[i].name);
     sp__free(gs.g);

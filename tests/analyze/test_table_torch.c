@@ -179,8 +179,10 @@ static void test_table_torch_sort_key_defaults_and_errors(void)
     sp__buf_puts(&want, table(&b, "cpu_time_avg", 100));
     CHECK_STR_EQ(sp__buf_cstr(&want), table(&b, "cpu_time", 100)); /* torch's name */
     b.text.len = 0;
-    CHECK_EQ(-2, sp__torch_table(&b.m, "cuda_time_total", 100, &b.text));
+    CHECK_EQ(-2, sp__torch_table(&b.m, "cuda_time_totals", 100, &b.text));
     CHECK_EQ(-2, sp__torch_table(&b.m, "", 100, &b.text));
+    CHECK_EQ(-2, sp__torch_table(&b.m, "key", 100, &b.text)); /* not a number */
+    CHECK_EQ(-2, sp__torch_table(&b.m, "gpu_time_total", 100, &b.text));
     CHECK_EQ(0, (int)b.text.len);
     sp__buf_fini(&want);
     done(&b);
@@ -223,14 +225,15 @@ static void test_table_torch_zero_length_nan(void)
  * 52-code-point name with a 2-byte "é" (cut by code points, not bytes).
  * Width min(60 + 4, 55) = 55. Each range 10us: 25.00% each. */
 #define L50 "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX"
+static const fixture_range longs[] = {
+    {L50 "1", SP_EVENT_OPERATOR, 0, 10 * US},
+    {L50 "12", SP_EVENT_OPERATOR, 20 * US, 30 * US},
+    {L50 "1234567890", SP_EVENT_OPERATOR, 40 * US, 50 * US},
+    {"\xc3\xa9" L50 "9", SP_EVENT_OPERATOR, 60 * US, 70 * US},
+};
+
 static void test_table_torch_long_names_cut(void)
 {
-    static const fixture_range longs[] = {
-        {L50 "1", SP_EVENT_OPERATOR, 0, 10 * US},
-        {L50 "12", SP_EVENT_OPERATOR, 20 * US, 30 * US},
-        {L50 "1234567890", SP_EVENT_OPERATOR, 40 * US, 50 * US},
-        {"\xc3\xa9" L50 "9", SP_EVENT_OPERATOR, 60 * US, 70 * US},
-    };
     built b;
     build(&b, longs, N(longs), NULL, 0);
     const char *text = table(&b, NULL, 100);
@@ -328,6 +331,233 @@ static void test_table_torch_out_of_memory(void)
     done(&b);
 }
 
+/* The row names of a table, in order, joined by spaces. */
+static const char *row_order(const char *text, char *out, size_t size)
+{
+    size_t o = 0;
+    out[0] = '\0';
+    const char *line = text;
+    int seps = 0;
+    while (*line && seps < 3) {
+        const char *end = strchr(line, '\n');
+        if (!end) break;
+        if (*line == '-') {
+            seps++;
+        } else if (seps == 2) {
+            const char *p = line;
+            while (*p == ' ') p++;
+            const char *q = strstr(p, "  ");
+            size_t n = (size_t)(q - p);
+            if (o + n + 2 < size) {
+                if (o) out[o++] = ' ';
+                memcpy(out + o, p, n);
+                o += n;
+                out[o] = '\0';
+            }
+        }
+        line = end + 1;
+    }
+    return out;
+}
+
+/* Device time poked into the keyed groups (one node each, so the order
+ * differs from every CPU key): self/total device time per group
+ *   outer 1/50, inner (first call) 20/20, mid (first) 30/30, tiny (first) 5/5.
+ * self_device_time_total: mid, inner, tiny, outer
+ * device_time_total:      outer, mid, inner, tiny
+ * device_time (avg):      outer 50, mid 10, inner 10, tiny 5/7 -> outer, inner, mid, tiny
+ *   (inner 20/2 = 10 ties mid 30/3 = 10: first occurrence, inner first).
+ * torch's spellings (cuda_, xpu_, privateuse1_) read the same columns. */
+static void test_table_torch_device_sort_keys(void)
+{
+    built b;
+    build(&b, keyed, N(keyed), NULL, 0);
+    sp__node *nodes = b.m.threads[0].nodes;
+    nodes[0].self_gpu = 1 * US;
+    nodes[0].gpu = 50 * US;
+    nodes[1].self_gpu = nodes[1].gpu = 20 * US;
+    nodes[3].self_gpu = nodes[3].gpu = 30 * US;
+    nodes[6].self_gpu = nodes[6].gpu = 5 * US;
+    static const struct {
+        const char *key, *order;
+    } want[] = {
+        {"self_device_time_total", "mid inner tiny outer"},
+        {"self_cuda_time_total", "mid inner tiny outer"},
+        {"self_xpu_time_total", "mid inner tiny outer"},
+        {"self_privateuse1_time_total", "mid inner tiny outer"},
+        {"device_time_total", "outer mid inner tiny"},
+        {"cuda_time_total", "outer mid inner tiny"},
+        {"xpu_time_total", "outer mid inner tiny"},
+        {"device_time", "outer inner mid tiny"},
+        {"cuda_time", "outer inner mid tiny"},
+        {"privateuse1_time", "outer inner mid tiny"},
+        {"count", "tiny mid inner outer"},
+    };
+    char order[256];
+    for (size_t i = 0; i < N(want); i++) {
+        const char *text = table(&b, want[i].key, 100);
+        CHECK_STR_EQ(want[i].order, row_order(text, order, sizeof order));
+        CHECK(strstr(text, "Self CUDA %") != NULL);
+    }
+    done(&b);
+}
+
+/* Memory keys without memory events: every key 0, rows in first-occurrence
+ * order (outer, inner, mid, tiny), as torch's stable sort leaves them; the
+ * same for "none" (torch's sort_by=None). No memory columns: the result was
+ * not recorded with profile_memory. */
+static void test_table_torch_memory_keys_without_memory(void)
+{
+    static const char *const keys[] = {"cpu_memory_usage", "self_cpu_memory_usage",
+                                       "cuda_memory_usage", "self_cuda_memory_usage",
+                                       "device_memory_usage", "self_device_memory_usage",
+                                       "xpu_memory_usage", "none"};
+    built b;
+    build(&b, keyed, N(keyed), NULL, 0);
+    char order[256];
+    for (size_t i = 0; i < N(keys); i++) {
+        const char *text = table(&b, keys[i], 100);
+        CHECK_STR_EQ("outer inner mid tiny", row_order(text, order, sizeof order));
+        CHECK(strstr(text, "Mem") == NULL);
+    }
+    done(&b);
+}
+
+/* Memory events charged to ranges (by sp__attribute), with profile_memory:
+ *   outer [0,40] holds inner [2,37]; mid x3; tiny x7 (the keyed fixture).
+ *   at 1us  (outer): +1000 B cpu
+ *   at 3us  (inner): +4096 B cpu, +2 MiB gpu:0
+ *   at 5us  (inner): -96 B cpu (a free)
+ *   at 201us (mid):  +300 B cpu
+ *   at 301us (tiny): +3 GiB gpu:0 (reserved: not counted), +10 B cpu
+ * self cpu:  outer 1000, inner 4000, mid 300, tiny 10
+ * total cpu: outer 5000, inner 4000, mid 300, tiny 10
+ * self/total gpu: inner 2 MiB (outer total 2 MiB).
+ * Columns CPU Mem, Self CPU Mem, CUDA Mem, Self CUDA Mem before # of Calls,
+ * formatted as torch's _format_memory ("4.88 KB", "3.91 KB", "2.00 MB"). */
+static void test_table_torch_memory_columns_and_keys(void)
+{
+    built b;
+    b.r = sp__result_new();
+    CHECK(b.r != NULL);
+    b.r->span_start_ns = 0;
+    b.r->span_end_ns = 2 * 1000 * MS;
+    b.r->meta.profile_memory = 1;
+    fixture_add_thread(b.r, 100, "main", keyed, N(keyed));
+    sp__thread *t = &b.r->threads[0];
+    fixture_add_mem(b.r, t, 1 * US, 0, "Place(cpu)", 0x10, 1000, 0, 0, 0, 0);
+    fixture_add_mem(b.r, t, 3 * US, 0, "Place(cpu)", 0x20, 4096, 0, 0, 0, 0);
+    fixture_add_mem(b.r, t, 3 * US, 0, "Place(gpu:0)", 0x30, 2 << 20, 0, 0, 0, 0);
+    fixture_add_mem(b.r, t, 5 * US, 1, "Place(cpu)", 0x40, -96, 0, 0, 0, 0);
+    fixture_add_mem(b.r, t, 201 * US, 0, "Place(cpu)", 0x50, 300, 0, 0, 0, 0);
+    fixture_add_mem(b.r, t, 301 * US, 2, "Place(gpu:0)", 0x60, 3ll << 30, 0, 0, 0, 0);
+    fixture_add_mem(b.r, t, 301 * US, 0, "Place(cpu)", 0x70, 10, 0, 0, 0, 0);
+    CHECK_EQ(0, sp__attribute(b.r));
+    CHECK_EQ(0, sp__model_build(&b.m, b.r));
+    sp__buf_init(&b.text);
+    char order[256];
+    const char *text = table(&b, "cpu_memory_usage", 100);
+    CHECK(strstr(text, "  CPU time avg       CPU Mem  Self CPU Mem      CUDA Mem  Self CUDA Mem"
+                       "    # of Calls  \n") != NULL);
+    CHECK_STR_EQ("outer inner mid tiny", row_order(text, order, sizeof order));
+    char row[128];
+    snprintf(row, sizeof row, "  %12s  %12s  %12s  %12s  %12s  \n", "4.88 KB", "1000 B", "2.00 MB",
+             "0 B", "1");
+    CHECK(strstr(text, row) != NULL);
+    snprintf(row, sizeof row, "  %12s  %12s  %12s  %12s  %12s  \n", "3.91 KB", "3.91 KB",
+             "2.00 MB", "2.00 MB", "2");
+    CHECK(strstr(text, row) != NULL);
+    CHECK_STR_EQ("inner outer mid tiny",
+                 row_order(table(&b, "self_cpu_memory_usage", 100), order, sizeof order));
+    CHECK_STR_EQ("outer inner mid tiny",
+                 row_order(table(&b, "cuda_memory_usage", 100), order, sizeof order));
+    CHECK_STR_EQ("inner outer mid tiny",
+                 row_order(table(&b, "self_cuda_memory_usage", 100), order, sizeof order));
+    /* Each allocation failing in turn (the memory arrays included): -1 or
+     * the whole table, never a table without its memory. */
+    sp__buf want;
+    sp__buf_init(&want);
+    sp__alloc_fail_at(0);
+    CHECK_EQ(0, sp__torch_table(&b.m, "cpu_memory_usage", 100, &want));
+    uint64_t made = sp__alloc_fail_at(0), failures = 0;
+    for (uint64_t k = 1; k <= made; k++) {
+        sp__buf out;
+        sp__buf_init(&out);
+        sp__alloc_fail_at(k);
+        int rc = sp__torch_table(&b.m, "cpu_memory_usage", 100, &out);
+        sp__alloc_fail_at(0);
+        if (rc == 0)
+            CHECK_STR_EQ(sp__buf_cstr(&want), sp__buf_cstr(&out));
+        else
+            failures++;
+        sp__buf_fini(&out);
+    }
+    CHECK(failures > 0);
+    sp__buf_fini(&want);
+    done(&b);
+}
+
+static const char *table_with(built *b, const sp__torch_table_opts *o)
+{
+    b->text.len = 0;
+    CHECK_EQ(0, sp__torch_table_with(&b->m, o, &b->text));
+    return sp__buf_cstr(&b->text);
+}
+
+/* torch's max_name_column_width W: the column min(longest + 4, W) wide,
+ * names of W - 3 code points and more cut to W - 3 + "..."; None (<= 0):
+ * neither. The long-names fixture's longest name has 60 code points. The
+ * defaults give the golden table unchanged. */
+static void test_table_torch_name_width_option(void)
+{
+    built b;
+    build(&b, longs, N(longs), NULL, 0);
+    sp__torch_table_opts o;
+    sp__torch_table_opts_init(&o);
+    fixture_check_golden("torch_long_names.txt", table_with(&b, &o));
+
+    o.max_name_width = 0; /* torch's None */
+    const char *text = table_with(&b, &o);
+    CHECK(strstr(text, "    " L50 "1234567890  ") != NULL); /* 60 + 4 wide, not cut */
+    CHECK(strstr(text, "...") == NULL);
+
+    o.max_name_width = 100;
+    CHECK_STR_EQ(text, table_with(&b, &o)); /* 64 < 100: as None */
+
+    o.max_name_width = 20; /* cut to 17 + "...", the column 20 wide */
+    text = table_with(&b, &o);
+    CHECK(strstr(text, "\n" "abcdefghijklmnopq...  ") != NULL);
+    CHECK(strstr(text, "\n" "                Name  ") != NULL);
+    CHECK(strstr(text, "abcdefghijklmnopqr") == NULL);
+    done(&b);
+}
+
+/* torch's time_unit: every time (cells and footer) in that unit with
+ * "%.3f"; percentages unchanged; other text: the automatic units. */
+static void test_table_torch_time_unit_option(void)
+{
+    built b;
+    build(&b, nested, N(nested), NULL, 0);
+    sp__torch_table_opts o;
+    sp__torch_table_opts_init(&o);
+    o.time_unit = "ms";
+    const char *text = table_with(&b, &o);
+    CHECK(strstr(text, "Self CPU time total: 0.160ms\n") != NULL);
+    CHECK(strstr(text, "      0.090ms        68.75%       0.110ms       0.055ms") != NULL);
+    CHECK(strstr(text, "us") == NULL);
+    o.time_unit = "s";
+    CHECK(strstr(table_with(&b, &o), "Self CPU time total: 0.000s\n") != NULL);
+    o.time_unit = "us";
+    CHECK(strstr(table_with(&b, &o), "Self CPU time total: 160.000us\n") != NULL);
+    o.time_unit = "minutes";
+    sp__buf want;
+    sp__buf_init(&want);
+    sp__buf_puts(&want, table(&b, NULL, 100));
+    CHECK_STR_EQ(sp__buf_cstr(&want), table_with(&b, &o));
+    sp__buf_fini(&want);
+    done(&b);
+}
+
 int main(void)
 {
     RUN_TEST(test_table_torch_nested_self_vs_total);
@@ -342,5 +572,10 @@ int main(void)
     RUN_TEST(test_table_torch_empty_model);
     RUN_TEST(test_table_torch_device_columns);
     RUN_TEST(test_table_torch_out_of_memory);
+    RUN_TEST(test_table_torch_device_sort_keys);
+    RUN_TEST(test_table_torch_memory_keys_without_memory);
+    RUN_TEST(test_table_torch_memory_columns_and_keys);
+    RUN_TEST(test_table_torch_name_width_option);
+    RUN_TEST(test_table_torch_time_unit_option);
     return TEST_SUMMARY();
 }

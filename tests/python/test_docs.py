@@ -1,7 +1,7 @@
 """docs/python.md, the Python API reference, keeps up with the code: every
-public name of stepprof, stepprof.profiler and its paddle submodules (in
-__all__, or any name not starting with '_' other than a module from outside
-stepprof), and every public member of their classes, is named in the
+public name of stepprof, stepprof.profiler and its paddle submodules, and
+stepprof.torch_profiler (in __all__, or any name not starting with '_' other
+than a module from outside stepprof), and every public member of their classes, is named in the
 reference, and each public function, class, method and property has a
 docstring.
 
@@ -17,6 +17,7 @@ import re
 
 import stepprof
 import stepprof.profiler as profiler
+import stepprof.torch_profiler as torch_profiler
 
 DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "python.md")
 SUBMODULES = ("utils", "timer", "profiler_statistic", "statistic_helper")
@@ -111,7 +112,8 @@ def api():
     the module or class that holds it, part the name of the page's part
     that must document it (None: anywhere on the page; a class's or a paddle
     submodule's name for their members)."""
-    modules = [("stepprof", stepprof, None), ("stepprof.profiler", profiler, None)]
+    modules = [("stepprof", stepprof, None), ("stepprof.profiler", profiler, None),
+               ("stepprof.torch_profiler", torch_profiler, None)]
     modules += [(f"stepprof.profiler.{s}", getattr(profiler, s), s) for s in SUBMODULES]
     entries = []
     for qual, module, part in modules:

@@ -1,0 +1,282 @@
+"""torch.profiler's event objects over a stepprof result: prof.events()
+(one FunctionEvent per recorded range) and prof.key_averages() (one
+FunctionEventAvg per name, with .table()).
+
+Names are spelled as in the written trace and in the table: a step is
+"ProfilerStep#N", a Dataloader range "enumerate(DataLoader)#<name>.__next__".
+Times are in microseconds (floats), as torch's. The events carry CPU times;
+their device-time and memory fields are 0 (the table, built in C from the
+whole result, has the real device and memory columns). Device ranges
+(kernels, copies, memsets) are not host events and are left out, as in
+torch's events()."""
+import collections.abc
+
+from ._enums import TracerEventType
+
+__all__ = ["FunctionEvent", "FunctionEventAvg", "KeyAverages", "function_events", "TABLE_KEYS",
+           "STACK_METRICS"]
+
+_DEVICE = (TracerEventType.Kernel, TracerEventType.Memcpy, TracerEventType.Memset)
+_FLAG_INSTANT, _FLAG_COUNTER = 1, 2
+
+# torch's sort keys, as _build_table reads them (getattr after the device
+# spellings become "device"); the C table takes the same list.
+TABLE_KEYS = frozenset(
+    ["self_cpu_time_total", "cpu_time_total", "cpu_time", "count"] +
+    [f"{pre}{dev}_{suffix}" for dev in ("cuda", "xpu", "privateuse1", "device")
+     for pre, suffix in (("self_", "time_total"), ("", "time_total"), ("", "time"),
+                         ("", "memory_usage"), ("self_", "memory_usage"))] +
+    ["cpu_memory_usage", "self_cpu_memory_usage"])
+
+STACK_METRICS = ("self_cpu_time_total", "self_cuda_time_total", "self_xpu_time_total",
+                 "self_privateuse1_time_total", "self_device_time_total")
+
+
+def _torch_name(name, event_type):
+    if event_type == TracerEventType.ProfileStep and name.startswith("ProfileStep#"):
+        return "ProfilerStep#" + name[len("ProfileStep#"):]
+    if event_type == TracerEventType.Dataloader and not (
+            name.startswith("enumerate(DataLoader)#") and name.endswith(".__next__")):
+        return f"enumerate(DataLoader)#{name}.__next__"
+    return name
+
+
+class _Times:
+    """The time and memory fields torch's events and averages share, with
+    torch's older cuda_* spellings of the device ones."""
+
+    __slots__ = ()
+
+    @property
+    def cpu_time(self):
+        """Average CPU time per call, us."""
+        return self.cpu_time_total / self.count if self.count else 0.0
+
+    @property
+    def device_time(self):
+        """Average device time per call, us (0: see the module's note)."""
+        return self.device_time_total / self.count if self.count else 0.0
+
+    @property
+    def cuda_time(self):
+        """device_time (torch's older spelling)."""
+        return self.device_time
+
+    @property
+    def cuda_time_total(self):
+        """device_time_total (torch's older spelling)."""
+        return self.device_time_total
+
+    @property
+    def self_cuda_time_total(self):
+        """self_device_time_total (torch's older spelling)."""
+        return self.self_device_time_total
+
+    @property
+    def cuda_memory_usage(self):
+        """device_memory_usage (torch's older spelling)."""
+        return self.device_memory_usage
+
+    @property
+    def self_cuda_memory_usage(self):
+        """self_device_memory_usage (torch's older spelling)."""
+        return self.self_device_memory_usage
+
+
+class FunctionEvent(_Times):
+    """One recorded range, as torch's FunctionEvent: id, name (= key),
+    thread (the OS thread id), start_us and end_us (from the span's start,
+    as torch's time_range from the trace's), cpu_time_total,
+    self_cpu_time_total (us), count (1), cpu_parent and cpu_children (the
+    nesting), input_shapes and stack (empty), and device/memory fields (0)."""
+
+    __slots__ = ("id", "name", "thread", "start_us", "end_us", "cpu_time_total",
+                 "self_cpu_time_total", "cpu_parent", "cpu_children", "event_type", "_top")
+
+    count = 1
+    device_time_total = self_device_time_total = 0.0
+    cpu_memory_usage = self_cpu_memory_usage = 0
+    device_memory_usage = self_device_memory_usage = 0
+    flops = 0
+    node_id = -1
+    is_async = False
+    input_shapes = ()
+    stack = ()
+
+    def __init__(self, id, name, thread, start_ns, end_ns, event_type, origin_ns=0):
+        self.id = id
+        self.name = name
+        self.thread = thread
+        self.start_us = (start_ns - origin_ns) / 1000.0
+        self.end_us = (end_ns - origin_ns) / 1000.0
+        self.cpu_time_total = self.self_cpu_time_total = (end_ns - start_ns) / 1000.0
+        self.cpu_parent = None
+        self.cpu_children = []
+        self.event_type = event_type
+
+    @property
+    def key(self):
+        """The name key_averages groups by (the name)."""
+        return self.name
+
+    @property
+    def trace_name(self):
+        """The name as the trace spells it (the name)."""
+        return self.name
+
+    def __repr__(self):
+        return (f"<FunctionEvent id={self.id} name={self.name!r} thread={self.thread} "
+                f"cpu_time_total={self.cpu_time_total:.3f}us "
+                f"self_cpu_time_total={self.self_cpu_time_total:.3f}us>")
+
+
+def function_events(result):
+    """The FunctionEvents of a ProfilerResult, every thread's, by start
+    time (a parent before its children)."""
+    out = []
+    if result is None:
+        return out
+    origin = result.span[0]
+    for index, info in enumerate(result.threads):
+        events = result.events(index)
+        made = []
+        for e in events:
+            if e.type in _DEVICE or e.flags & (_FLAG_INSTANT | _FLAG_COUNTER):
+                made.append(None)
+                continue
+            fe = FunctionEvent(0, _torch_name(e.name, e.type), info.tid, e.start_ns, e.end_ns,
+                               e.type, origin)
+            parent = made[e.parent] if e.parent >= 0 else None
+            if parent is not None:
+                fe.cpu_parent = parent
+                parent.cpu_children.append(fe)
+                parent.self_cpu_time_total = max(0.0, parent.self_cpu_time_total -
+                                                 fe.cpu_time_total)
+            made.append(fe)
+        out.extend(fe for fe in made if fe is not None)
+    out.sort(key=lambda fe: (fe.start_us, -fe.end_us))
+    for i, fe in enumerate(out):
+        fe.id = i
+    return out
+
+
+class FunctionEventAvg(_Times):
+    """The events of one name together, as torch's FunctionEventAvg: key,
+    count, cpu_time_total, self_cpu_time_total (us), cpu_time (average),
+    cpu_parent (the first event's), device/memory fields (0)."""
+
+    __slots__ = ("key", "count", "cpu_time_total", "self_cpu_time_total", "cpu_parent",
+                 "input_shapes", "stack")
+
+    device_time_total = self_device_time_total = 0.0
+    cpu_memory_usage = self_cpu_memory_usage = 0
+    device_memory_usage = self_device_memory_usage = 0
+    flops = 0
+    node_id = -1
+    is_async = False
+
+    def __init__(self, first):
+        self.key = first.name
+        self.count = 0
+        self.cpu_time_total = self.self_cpu_time_total = 0.0
+        self.cpu_parent = first.cpu_parent
+        self.input_shapes = first.input_shapes
+        self.stack = first.stack
+
+    def add(self, event):
+        """Counts one more event of this key."""
+        self.count += 1
+        self.cpu_time_total += event.cpu_time_total
+        self.self_cpu_time_total += event.self_cpu_time_total
+        return self
+
+    def __repr__(self):
+        return (f"<FunctionEventAvg key={self.key!r} count={self.count} "
+                f"cpu_time_total={self.cpu_time_total:.3f}us "
+                f"self_cpu_time_total={self.self_cpu_time_total:.3f}us>")
+
+
+def _cut(name, width):
+    # torch's cut of the name column, for matching the C table's rows.
+    if width is None:
+        return name
+    width = max(4, int(width))
+    return name[:width - 3] + "..." if len(name) >= width - 3 else name
+
+
+class KeyAverages(collections.abc.Sequence):
+    """prof.key_averages(): a sequence of FunctionEventAvg in
+    first-occurrence order, and table() as torch's EventList.table(). The
+    averages are made on first use: table() alone reads the C table and
+    never builds an object per event."""
+
+    def __init__(self, result):
+        self._result = result
+        self._items = None
+
+    def _averages(self):
+        if self._items is None:
+            groups = {}
+            for e in function_events(self._result):
+                # every step is one row, as torch's key_averages (and the table) name it
+                key = "ProfilerStep*" if e.name.startswith("ProfilerStep#") else e.name
+                g = groups.get(key)
+                if g is None:
+                    g = groups[key] = FunctionEventAvg(e)
+                    g.key = key
+                g.add(e)
+            self._items = list(groups.values())
+        return self._items
+
+    def __getitem__(self, index):
+        return self._averages()[index]
+
+    def __len__(self):
+        return len(self._averages())
+
+    def __repr__(self):
+        return repr(self._averages())
+
+    def table(self, sort_by=None, row_limit=100, max_src_column_width=75,
+              max_name_column_width=55, max_shapes_column_width=80, header=None,
+              top_level_events_only=False, time_unit=None):
+        """torch's table: columns, widths, formats and sort keys as torch's
+        (every torch sort key; None: first-occurrence order), header,
+        top_level_events_only, max_name_column_width (None: no limit) and
+        time_unit ("s", "ms", "us") as torch's; the source and shapes widths
+        have no column here. Raises AttributeError for an unknown sort key,
+        as torch."""
+        del max_src_column_width, max_shapes_column_width
+        if sort_by is not None and sort_by not in TABLE_KEYS:
+            raise AttributeError(f"'FunctionEventAvg' object has no attribute {sort_by!r} "
+                                 f"(sort keys: {', '.join(sorted(TABLE_KEYS))})")
+        if self._result is None:
+            return ""
+        limit = -1 if top_level_events_only else int(row_limit)
+        text = self._result.table_torch("none" if sort_by is None else sort_by, limit,
+                                        max_name_column_width,
+                                        time_unit if isinstance(time_unit, str) else None)
+        if not text:
+            return text
+        lines = text.split("\n")
+        line_length = len(lines[0]) - 2  # the separator: every column + 2 spaces
+        if top_level_events_only:
+            lines = self._top_level(lines, int(row_limit), max_name_column_width)
+            lines[0:0] = ["=" * line_length, "This report only display top-level ops statistics"]
+        if header is not None:
+            lines[0:0] = ["=" * line_length, str(header)]
+        return "\n".join(lines)
+
+    def _top_level(self, lines, row_limit, width):
+        """The table's rows of top-level keys only, row_limit of them."""
+        top = {_cut(g.key, width) for g in self if g.cpu_parent is None}
+        out, seps, kept = [], 0, 0
+        for line in lines:
+            if line.startswith("-"):
+                seps += 1
+            elif seps == 2:
+                if kept == row_limit or line.strip().split("  ")[0] not in top:
+                    continue
+                kept += 1
+            out.append(line)
+        return out
