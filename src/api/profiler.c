@@ -55,6 +55,7 @@ struct sp_profiler {
     sp_profiler *live_prev, *live_next;
     int exit_seen; /* the exit hook has handled it */
     int finishing_unstopped; /* stop_unstopped runs: it logs the span's line */
+    char dist_backend[SP__DIST_BACKEND_MAX]; /* sp_profiler_set_dist_backend's, or "" */
 };
 
 static pthread_mutex_t owner_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -360,6 +361,7 @@ static void fill_meta(const sp_profiler *p, sp__span_meta *m)
     m->overwrite_oldest = p->opts.overwrite_oldest;
     m->pid = (int64_t)getpid();
     read_process_name(m->process_name, sizeof m->process_name);
+    memcpy(m->dist_backend, p->dist_backend, sizeof m->dist_backend);
 }
 
 /* Collects the span into p->result. A failure keeps the previous result. */
@@ -829,6 +831,8 @@ sp_status sp__profiler_may_add(sp_profiler *p, const char *fn)
 }
 
 sp__external *sp__profiler_external(sp_profiler *p) { return &p->external; }
+
+char *sp__profiler_dist_backend(sp_profiler *p) { return p->dist_backend; }
 
 sp_status sp__profiler_span_open(const sp_profiler *p, const char *fn)
 {
