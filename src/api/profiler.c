@@ -506,7 +506,11 @@ sp_status sp_profiler_create(const sp_options *opts, sp_profiler **out)
     /* With STEPPROF_STEPS set, the program's first profiler takes the
      * environment's settings and place (src/inject/env.c). */
     sp_options adopted;
-    if (out && sp__env_adopt(opts, &adopted)) opts = &adopted;
+    int env_schedule = sp__env_creating();
+    if (out && sp__env_adopt(opts, &adopted)) {
+        opts = &adopted;
+        env_schedule = 1;
+    }
     sp_trace_handler h = opts->on_trace_ready;
     sp_status s = out ? check_options(opts) : sp__fail(SP_EINVAL, "sp_profiler_create: out is NULL");
     sp_profiler *p = s == SP_OK ? sp__alloc(sizeof *p) : NULL;
@@ -529,7 +533,9 @@ sp_status sp_profiler_create(const sp_options *opts, sp_profiler **out)
     p->opts = *opts;
     p->opts.on_trace_ready = h;
     p->state = SP_STATE_CLOSED;
-    const char *warning = sp__scheduler_warning(&p->opts.scheduler);
+    /* The warning about a schedule recording from step 0 is for a program
+     * that wrote one; STEPPROF_STEPS=0:N asked for that step outright. */
+    const char *warning = env_schedule ? NULL : sp__scheduler_warning(&p->opts.scheduler);
     if (warning) sp__profiler_warn(p, "%s", warning);
     warn_targets(p);
     *out = p;

@@ -148,6 +148,8 @@ static const char *get_env(const char *name) { return getenv(name); }
 
 static int creating_own; /* sp_profiler_create below is the environment's own */
 
+int sp__env_creating(void) { return creating_own; }
+
 /* Defined (non-zero) by a program that reads the variables itself and must
  * not be profiled by them: the stepprof CLI, whose `run` passes them on. */
 extern const int sp__env_opt_out __attribute__((weak));

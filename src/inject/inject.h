@@ -56,6 +56,10 @@ int sp__env_config_make_dir(const sp__env_config *cfg, char *why, size_t size);
  * Otherwise 0 and nothing changes. */
 int sp__env_adopt(const sp_options *opts, sp_options *adopted);
 
+/* Whether sp_profiler_create runs for the environment's own profiler (its
+ * schedule is STEPPROF_STEPS's). */
+int sp__env_creating(void);
+
 /* Installs the SIGTERM and SIGINT hook of exit_signals.c (once). */
 void sp__exit_signals_install(void);
 
