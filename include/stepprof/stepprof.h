@@ -781,6 +781,21 @@ typedef struct sp_op_info {
  * Threads: as sp_profiler_add_events. */
 SP_API sp_status sp_profiler_add_op_info(sp_profiler *prof, const sp_op_info *ops, size_t count);
 
+/* Names the distributed backend of the run ("gloo", "nccl", "mpi", ...) for
+ * the trace's distributedInfo (docs/trace-format.md section 2, item 3), which
+ * otherwise takes it from STEPPROF_DIST_BACKEND or PADDLE_DISTRI_BACKEND, or
+ * guesses it from the devices traced. It holds for every span collected
+ * after the call, the one being recorded included; the rank and world size
+ * still come from the launcher's environment, and a run of one process
+ * still writes no backend. NULL or "" forgets the name. The Python package
+ * calls it with torch.distributed's backend once the process group exists.
+ * Errors: SP_EINVAL (NULL profiler, or a backend that is not 1 to 31
+ * letters, digits, '_', '-', ':' or ',': nothing changes), and the
+ * refusals of sp_profiler_add_events before its arguments (SP_EBUSY from
+ * on_trace_ready).
+ * Threads: as sp_profiler_add_events. */
+SP_API sp_status sp_profiler_set_dist_backend(sp_profiler *prof, const char *backend);
+
 typedef enum sp_format {
     SP_FORMAT_AUTO = 0, /* from the path: ".gz" -> JSON_GZ, otherwise JSON */
     SP_FORMAT_JSON,     /* Chrome-trace JSON (Kineto dialect) */

@@ -1,6 +1,7 @@
 /* core.h: what the files of stepprof._core share. The extension wraps the
- * public C API (stepprof.h), one internal pair (load_timer.c, says why) and
- * the loader of paddle's .pb (paddle_pb.c, says why);
+ * public C API (stepprof.h), one internal pair (load_timer.c, says why), the
+ * environment's sp__env_discard (module.c, says why) and the loader of
+ * paddle's .pb (paddle_pb.c, says why);
  * each .c file holds one Python type or one group of functions, and the
  * module file (module.c) registers them.
  *

@@ -2,6 +2,7 @@
  * It registers the types (RecordEvent, Scheduler, Profiler, Result) and a few
  * functions; stepprof.profiler builds paddle's Python API on top. */
 #include "core.h"
+#include "inject.h"
 #include "record_api.h"
 
 /* Validates a built-in handler's arguments with the core's own checks (and
@@ -58,6 +59,17 @@ static PyObject *load(PyObject *mod, PyObject *args)
     return wrapped;
 }
 
+/* _env_discard(): the profiler that STEPPROF_STEPS made as this module
+ * loaded goes, silently (src/inject/inject.h, sp__env_discard): the process
+ * is one that zero-code profiling leaves alone (stepprof/_autorun.py). */
+static PyObject *env_discard(PyObject *mod, PyObject *unused)
+{
+    (void)mod;
+    (void)unused;
+    sp__env_discard();
+    Py_RETURN_NONE;
+}
+
 static const spx_record_api record_api = {
     .version = SPX_RECORD_API_VERSION,
     .active = &sp__host_active,
@@ -77,6 +89,8 @@ static PyMethodDef module_methods[] = {
      "How many RecordEvent ends closed ranges begun inside them that were still open."},
     {"_reader_load_begin", spx_reader_load_begin, METH_O,
      "_reader_load_begin(reader_id): a data load begins on this thread (reader_cost)."},
+    {"_env_discard", env_discard, METH_NOARGS,
+     "_env_discard(): drops the profiler STEPPROF_STEPS started at load, writing nothing."},
     {"_reader_load_end", spx_reader_load_end, METH_NOARGS,
      "_reader_load_end(): the load begun on this thread ends; the benchmark timer takes it."},
     {NULL, NULL, 0, NULL},

@@ -637,6 +637,18 @@ done:
     return ret;
 }
 
+/* _set_dist_backend(name): sp_profiler_set_dist_backend; None or "" forgets
+ * the name. A name the core refuses raises ValueError. */
+static PyObject *pr_set_dist_backend(PyObject *self, PyObject *arg)
+{
+    if (check_reader(SELF) < 0) return NULL;
+    const char *name = NULL;
+    if (arg != Py_None && !(name = PyUnicode_AsUTF8(arg))) return NULL;
+    sp_status s = sp_profiler_set_dist_backend(SELF->prof, name);
+    if (s != SP_OK) return spx_raise(s);
+    Py_RETURN_NONE;
+}
+
 static PyObject *pr_get_state(PyObject *self, void *closure)
 {
     (void)closure;
@@ -750,6 +762,8 @@ static PyMethodDef pr_methods[] = {
      "_add_op_info([(tid, time_ns, op_type, [(key, dims, dtype), ...], callstack, flops), ...]): "
      "operators' inputs and FLOPs another tracer recorded, added to the span being recorded; "
      "False when none is."},
+    {"_set_dist_backend", pr_set_dist_backend, METH_O,
+     "_set_dist_backend(name): the distributed backend distributedInfo names (None forgets it)."},
     {"_stop_at_exit", pr_stop_at_exit, METH_NOARGS,
      "Stops a profiler still running at exit, saying so on sys.stderr."},
     {NULL, NULL, 0, NULL},

@@ -6,8 +6,9 @@ stepprof.profiler.Profiler for the ranks asked, and ends a step at each:
 - return of paddle.optimizer.Optimizer.step (paddle has no public post-step
   hook: the method of Optimizer and of each subclass that defines its own is
   wrapped, for the paddle versions _paddle_capture.SUPPORTED names only);
-- call of torch's global optimizer post-step hook
-  (torch.optim.optimizer.register_optimizer_step_post_hook);
+- return of torch's optimizer step, found by torch's global optimizer
+  post-step hook (torch.optim.optimizer.register_optimizer_step_post_hook;
+  _torch_step_hook says why the step ends at the return, not in the hook);
 - return of the function STEPPROF_STEP_FN names ("module:qualname").
 
 The hooks are installed when those modules are imported, so a program that
@@ -15,7 +16,10 @@ never imports paddle or torch pays nothing for them. The profiler is stopped
 at exit (stepprof.profiler's exit hook); the number of steps seen goes to the
 file STEPPROF_PY_STATUS names, for `stepprof run`'s end line. Child
 processes (DataLoader workers) are not profiled: a process started by
-multiprocessing, or forked from the profiled one, counts no steps."""
+multiprocessing, or forked from the profiled one, counts no steps. Nor is a
+distributed launcher's own process (torchrun, python -m
+torch.distributed.run, paddle's launcher): it trains nothing, and each rank
+it starts decides for itself by STEPPROF_RANKS."""
 import functools
 import importlib
 import importlib.abc
@@ -24,6 +28,11 @@ import os
 import sys
 
 _RANK_VARS = ("RANK", "LOCAL_RANK", "PADDLE_TRAINER_ID", "OMPI_COMM_WORLD_RANK", "PMI_RANK")
+
+# What a launcher's own process runs as (_main_name): the console scripts
+# and the modules that start the ranks as child processes.
+_LAUNCHERS = ("torchrun", "torch.distributed.run", "torch.distributed.launch", "fleetrun",
+              "paddle.distributed.launch")
 
 _state = {"prof": None, "steps": 0, "pid": None, "depth": 0}
 
@@ -50,6 +59,31 @@ def _is_worker():
     text = " ".join(argv)
     return "multiprocessing" in text and ("spawn_main" in text or "forkserver" in text or
                                           "--multiprocessing-fork" in text)
+
+
+def _main_name():
+    """What this Python runs: the module of `-m MOD`, the file name of a
+    script ("torchrun" for torch's console script), or "" (-c, stdin). Read
+    from the interpreter's own arguments, since sitecustomize runs before
+    sys.argv names the module."""
+    argv = getattr(sys, "orig_argv", None)
+    if argv is None:  # Python 3.9
+        try:
+            with open("/proc/self/cmdline", "rb") as f:
+                argv = [a.decode(errors="replace") for a in f.read().split(b"\0")[:-1]]
+        except OSError:
+            return ""
+    args = iter(argv[1:])
+    for a in args:
+        if a in ("-X", "-W", "--check-hash-based-pycs"):
+            next(args, None)  # the option's value
+        elif a.startswith("-m"):
+            return a[2:] or next(args, "")
+        elif a.startswith("-c") or a == "-":
+            return ""
+        elif not a.startswith("-"):
+            return os.path.basename(a)
+    return ""
 
 
 def step_seen():
@@ -99,11 +133,57 @@ def _hook_paddle(module):
             cls.step = _counting(own)
 
 
+def _torch_step_hook(optimizer, args, kwargs):
+    """torch's global optimizer post-step hook. torch calls it inside the
+    "Optimizer.step#<class>.step" range of its step wrapper, so a step ended
+    here would cut that range in two (docs/semantics.md 5.1, split_ranges),
+    every step. The step ends instead as the function that called the hook
+    (the wrapper) returns, once the range is closed: a profile function on
+    this thread only (sys.setprofile) waits for that one return, then
+    removes itself. Where the thread has a profile function already
+    (cProfile), it is left alone and the step ends here. An optimizer step
+    made inside another's (a subclass calling super().step(), an optimizer
+    wrapping another) ends no step: the outer one does."""
+    if _state["prof"] is None or os.getpid() != _state["pid"]:
+        return
+    caller = sys._getframe(1)
+    outer = caller.f_back
+    while outer is not None:
+        if outer.f_code is caller.f_code:
+            return
+        outer = outer.f_back
+    if sys.getprofile() is not None:
+        step_seen()
+        return
+
+    def on_return(frame, event, arg):
+        if frame is caller and event == "return":
+            sys.setprofile(None)
+            step_seen()
+
+    sys.setprofile(on_return)
+
+
+def _torch_imported(module):
+    """torch imported while the injected profiler records a span (--steps
+    0:N: that span began before the program imported anything): torch's
+    operators are captured from now on, not from the next span only
+    (_torch_capture.py)."""
+    from .profiler import ProfilerState
+    prof = _state["prof"]
+    if prof is None or os.getpid() != _state["pid"]:
+        return
+    cap = getattr(prof, "_torch", None)
+    if cap is not None and prof.current_state in (ProfilerState.RECORD,
+                                                  ProfilerState.RECORD_AND_RETURN):
+        cap.begin()
+
+
 def _hook_torch(module):
     """torch.optim.optimizer imported: torch's documented global hook."""
     register = getattr(module, "register_optimizer_step_post_hook", None)
     if register is not None:
-        register(lambda optimizer, args, kwargs: step_seen())
+        register(_torch_step_hook)
 
 
 def _hook_step_fn(module, qualname):
@@ -116,13 +196,25 @@ def _hook_step_fn(module, qualname):
 
 
 class _Loader(importlib.abc.Loader):
+    """The module's own loader, then the hook. The module is given its own
+    loader back before it runs, and anything else asked of this one goes to
+    that loader, so that resources and source are found as without it."""
+
     def __init__(self, inner, after):
         self.inner, self.after = inner, after
+
+    def __getattr__(self, name):
+        if name == "inner":  # not set yet: never recurse
+            raise AttributeError(name)
+        return getattr(self.inner, name)
 
     def create_module(self, spec):
         return self.inner.create_module(spec)
 
     def exec_module(self, module):
+        module.__loader__ = self.inner
+        if getattr(module, "__spec__", None) is not None:
+            module.__spec__.loader = self.inner
         self.inner.exec_module(module)
         try:
             self.after(module)
@@ -207,7 +299,13 @@ def install():
     """Starts the injected profiler from the STEPPROF_* variables, when they
     ask for this process's rank. Returns the profiler, or None."""
     steps = os.environ.get("STEPPROF_STEPS")
-    if not steps or _state["prof"] is not None or _is_worker():
+    if not steps or _state["prof"] is not None:
+        return None
+    if _is_worker() or _main_name() in _LAUNCHERS:
+        # The C library started the environment's profiler as stepprof
+        # loaded (src/inject/env.c); this process is left alone, silently.
+        from . import _core
+        _core._env_discard()
         return None
     if not rank_selected(os.environ.get("STEPPROF_RANKS"), _rank()):
         return None
@@ -219,7 +317,8 @@ def install():
     finally:
         _state["creating"] = False
     _state.update(prof=prof, steps=0, pid=os.getpid())
-    hooks = {"paddle.optimizer": _hook_paddle, "torch.optim.optimizer": _hook_torch}
+    hooks = {"paddle.optimizer": _hook_paddle, "torch.optim.optimizer": _hook_torch,
+             "torch": _torch_imported}
     step_fn = os.environ.get("STEPPROF_STEP_FN")
     if step_fn:
         mod, _, qual = step_fn.partition(":")

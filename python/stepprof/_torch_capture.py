@@ -15,7 +15,11 @@ installed while torch was missing, or the compile failed), gives one
 StepprofWarning per process, and spans record the hand-marked ranges only.
 torch is never imported here: a program that does not import torch pays
 nothing, and one that imports it after a span began is captured from the
-next span on."""
+next span on.
+
+Under torch.distributed, the backend of the default process group is handed
+to the core as each span begins and ends (dist_backend), so that the trace's
+distributedInfo names the real one (docs/trace-format.md section 2)."""
 import sys
 import warnings
 
@@ -66,6 +70,18 @@ def adapter():
     a.attach(_core._record_api)
     _adapter = a
     return a
+
+
+def dist_backend():
+    """torch.distributed's backend ("gloo", "nccl", ...) once the program
+    made its default process group, else None. Never imports torch."""
+    dist = sys.modules.get("torch.distributed")
+    try:
+        if dist is None or not dist.is_available() or not dist.is_initialized():
+            return None
+        return str(dist.get_backend())
+    except Exception:  # a torch that answers otherwise: distributedInfo guesses
+        return None
 
 
 class TorchCapture:

@@ -31,6 +31,7 @@ from ._enums import coerce as _coerce
 from . import _paddle_reader
 from ._paddle_capture import PaddleCapture as _PaddleCapture
 from ._torch_capture import TorchCapture as _TorchCapture
+from ._torch_capture import dist_backend as _torch_dist_backend
 from ._handlers import TraceHandler, export_chrome_tracing, export_protobuf, tensorboard_trace_handler
 from ._record import RecordEvent, record_function
 from ._result import EventNode, ProfilerResult, SummaryTable, load_profiler_result
@@ -259,10 +260,18 @@ class Profiler(_PaddleAttributes, _core.Profiler):
     def _span_event(self, event):
         """Called by the core when a span begins (0), is about to be
         collected (1) or is discarded (2): torch's callback is registered
-        for the span (_torch_capture.py); paddle's tracer follows the spans
+        for the span and torch.distributed's backend handed to the trace
+        (_torch_capture.py); paddle's tracer follows the spans
         (_paddle_capture.py), and hands its events to the span at 1. A
         failure there never stops the training loop: one warning, and the
         span keeps its hand-marked ranges."""
+        if event != 2:
+            backend = _torch_dist_backend()
+            if backend:
+                try:
+                    self._set_dist_backend(backend)
+                except ValueError:  # not a name the trace can hold: the default stays
+                    pass
         torch = getattr(self, "_torch", None)
         if torch is not None:
             if event == 0:

@@ -1,10 +1,14 @@
 /* add_external.c: the calls that add what another tracer measured (paddle's
  * host tracer, memory recorder and op info recorder, ...) to the span a
- * profiler records. Each checks every argument before copying anything, so
- * a refused call adds nothing; the copies wait in the profiler's
- * sp__external until the span is collected (src/collect/external*.c). */
+ * profiler records, and what the program's framework knows of the run
+ * (sp_profiler_set_dist_backend). Each checks every argument before copying
+ * anything, so a refused call adds nothing; the copies wait in the
+ * profiler's sp__external until the span is collected
+ * (src/collect/external*.c). */
 #include "api.h"
 #include "collect.h"
+
+#include <string.h>
 
 sp_status sp_profiler_add_events(sp_profiler *p, const sp_external_event *events, size_t count)
 {
@@ -77,5 +81,22 @@ sp_status sp_profiler_add_op_info(sp_profiler *p, const sp_op_info *ops, size_t 
     if ((s = sp__profiler_span_open(p, fn)) != SP_OK) return s;
     if (sp__ext_ops_add(&sp__profiler_external(p)->ops, ops, count) != 0)
         return sp__fail(SP_ENOMEM, "out of memory adding %zu ops", count);
+    return SP_OK;
+}
+
+sp_status sp_profiler_set_dist_backend(sp_profiler *p, const char *backend)
+{
+    static const char fn[] = "sp_profiler_set_dist_backend";
+    sp_status s = sp__profiler_may_add(p, fn);
+    if (s != SP_OK) return s;
+    char *kept = sp__profiler_dist_backend(p);
+    if (!backend || !*backend) {
+        kept[0] = '\0';
+        return SP_OK;
+    }
+    if (!sp__dist_backend_ok(backend))
+        return sp__fail(SP_EINVAL, "%s: '%.64s' is not a backend name (1 to %d letters, digits, "
+                                   "'_', '-', ':' or ',')", fn, backend, SP__DIST_BACKEND_MAX - 1);
+    memcpy(kept, backend, strlen(backend) + 1);
     return SP_OK;
 }

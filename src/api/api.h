@@ -42,6 +42,9 @@ sp_status sp__profiler_span_open(const sp_profiler *prof, const char *fn);
 /* Where the data other tracers add to prof's current span is held until it
  * is collected (add_external.c). */
 struct sp__external *sp__profiler_external(sp_profiler *prof);
+/* prof's distributed backend (SP__DIST_BACKEND_MAX bytes, "" when unset),
+ * copied into each span's result as it is collected. */
+char *sp__profiler_dist_backend(sp_profiler *prof);
 
 /* The benchmark timer stack (timer_stack.c). */
 typedef struct sp__timer sp__timer;

@@ -55,6 +55,7 @@ struct sp_profiler {
     sp_profiler *live_prev, *live_next;
     int exit_seen; /* the exit hook has handled it */
     int finishing_unstopped; /* stop_unstopped runs: it logs the span's line */
+    char dist_backend[SP__DIST_BACKEND_MAX]; /* sp_profiler_set_dist_backend's, or "" */
 };
 
 static pthread_mutex_t owner_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -360,6 +361,7 @@ static void fill_meta(const sp_profiler *p, sp__span_meta *m)
     m->overwrite_oldest = p->opts.overwrite_oldest;
     m->pid = (int64_t)getpid();
     read_process_name(m->process_name, sizeof m->process_name);
+    memcpy(m->dist_backend, p->dist_backend, sizeof m->dist_backend);
 }
 
 /* Collects the span into p->result. A failure keeps the previous result. */
@@ -504,7 +506,11 @@ sp_status sp_profiler_create(const sp_options *opts, sp_profiler **out)
     /* With STEPPROF_STEPS set, the program's first profiler takes the
      * environment's settings and place (src/inject/env.c). */
     sp_options adopted;
-    if (out && sp__env_adopt(opts, &adopted)) opts = &adopted;
+    int env_schedule = sp__env_creating();
+    if (out && sp__env_adopt(opts, &adopted)) {
+        opts = &adopted;
+        env_schedule = 1;
+    }
     sp_trace_handler h = opts->on_trace_ready;
     sp_status s = out ? check_options(opts) : sp__fail(SP_EINVAL, "sp_profiler_create: out is NULL");
     sp_profiler *p = s == SP_OK ? sp__alloc(sizeof *p) : NULL;
@@ -527,7 +533,9 @@ sp_status sp_profiler_create(const sp_options *opts, sp_profiler **out)
     p->opts = *opts;
     p->opts.on_trace_ready = h;
     p->state = SP_STATE_CLOSED;
-    const char *warning = sp__scheduler_warning(&p->opts.scheduler);
+    /* The warning about a schedule recording from step 0 is for a program
+     * that wrote one; STEPPROF_STEPS=0:N asked for that step outright. */
+    const char *warning = env_schedule ? NULL : sp__scheduler_warning(&p->opts.scheduler);
     if (warning) sp__profiler_warn(p, "%s", warning);
     warn_targets(p);
     *out = p;
@@ -829,6 +837,8 @@ sp_status sp__profiler_may_add(sp_profiler *p, const char *fn)
 }
 
 sp__external *sp__profiler_external(sp_profiler *p) { return &p->external; }
+
+char *sp__profiler_dist_backend(sp_profiler *p) { return p->dist_backend; }
 
 sp_status sp__profiler_span_open(const sp_profiler *p, const char *fn)
 {

@@ -106,6 +106,9 @@ typedef struct sp__thread {
     size_t op_word_count;
 } sp__thread;
 
+/* The longest distributed backend name kept, with its NUL. */
+#define SP__DIST_BACKEND_MAX 32
+
 /* Metadata copied from the profiler's options and the process. */
 typedef struct sp__span_meta {
     int record_shapes, profile_memory, with_flops, with_stack;
@@ -114,6 +117,9 @@ typedef struct sp__span_meta {
     char process_name[64];
     /* CPU utilisation over the span (semantics.md §8), as fractions. */
     double cpu_process, cpu_system;
+    /* The distributed backend the program named (sp_profiler_set_dist_backend),
+     * or "": distributedInfo's first source (chrome_json.c). */
+    char dist_backend[SP__DIST_BACKEND_MAX];
 } sp__span_meta;
 
 struct sp_result {

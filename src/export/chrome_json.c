@@ -475,32 +475,42 @@ int sp__dist_info(long *rank, long *world_size)
     return r >= 0;
 }
 
+int sp__dist_backend_ok(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (n == 0 || n >= SP__DIST_BACKEND_MAX) return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == ':' || c == ','))
+            return 0;
+    }
+    return 1;
+}
+
 /* The backend of a distributed run, or NULL in a single process (a world
- * size of one, sp__dist_info). The launcher's word comes first:
+ * size of one, sp__dist_info). What the program itself named comes first
+ * (sp_profiler_set_dist_backend: stepprof's Python package hands over
+ * torch.distributed's backend), then the launcher's word:
  * STEPPROF_DIST_BACKEND, then paddle.distributed.launch's
- * PADDLE_DISTRI_BACKEND (a plain name of letters, digits, '_', '-' or ':'
- * that fits buf; anything else is ignored). torchrun and MPI launchers do not say,
- * so the backend is then the one torch and paddle pick by default for the
- * devices the span traced: "nccl" with GPUs, "gloo" without
- * (trace-format.md section 2, item 3). */
+ * PADDLE_DISTRI_BACKEND (a name sp__dist_backend_ok accepts; anything else is
+ * ignored). torchrun and MPI launchers do not say, so the backend is then
+ * the one torch and paddle pick by default for the devices the span traced:
+ * "nccl" with GPUs, "gloo" without (trace-format.md section 2, item 3). */
 const char *sp__dist_backend(const sp_result *r, char *buf, size_t size)
 {
     static const char *const vars[] = {"STEPPROF_DIST_BACKEND", "PADDLE_DISTRI_BACKEND", NULL};
     long rank, world_size;
     sp__dist_info(&rank, &world_size);
     if (world_size < 2) return NULL;
+    if (r->meta.dist_backend[0] && strlen(r->meta.dist_backend) < size) {
+        memcpy(buf, r->meta.dist_backend, strlen(r->meta.dist_backend) + 1);
+        return buf;
+    }
     for (const char *const *v = vars; *v; v++) {
         const char *s = getenv(*v);
-        size_t n = s ? strlen(s) : 0;
-        if (n == 0 || n >= size) continue;
-        int ok = 1;
-        for (size_t i = 0; i < n && ok; i++) {
-            char c = s[i];
-            ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                 c == '_' || c == '-' || c == ':';
-        }
-        if (!ok) continue;
-        memcpy(buf, s, n + 1);
+        if (!sp__dist_backend_ok(s) || strlen(s) >= size) continue;
+        memcpy(buf, s, strlen(s) + 1);
         return buf;
     }
     return r->device_prop_count > 0 ? "nccl" : "gloo";
@@ -510,7 +520,7 @@ static void put_header(writer *w, const char *path)
 {
     const sp_result *r = w->r;
     long rank, world_size;
-    char backend_buf[32];
+    char backend_buf[SP__DIST_BACKEND_MAX];
     sp__dist_info(&rank, &world_size);
     const char *backend = sp__dist_backend(r, backend_buf, sizeof backend_buf);
     (void)path;

@@ -148,6 +148,8 @@ static const char *get_env(const char *name) { return getenv(name); }
 
 static int creating_own; /* sp_profiler_create below is the environment's own */
 
+int sp__env_creating(void) { return creating_own; }
+
 /* Defined (non-zero) by a program that reads the variables itself and must
  * not be profiled by them: the stepprof CLI, whose `run` passes them on. */
 extern const int sp__env_opt_out __attribute__((weak));
@@ -193,18 +195,37 @@ void sp_step(int64_t num_samples)
     pthread_mutex_unlock(&lock);
 }
 
+/* The environment's profiler, taken for good (sp_step and a later adopt
+ * find none), or NULL when there is none or it was taken already. */
+static sp_profiler *take_env_prof(void)
+{
+    pthread_mutex_lock(&lock);
+    sp_profiler *p = atomic_load(&env_prof);
+    if (p && !handed_over) {
+        handed_over = 1;
+        atomic_store(&env_prof, NULL);
+    } else {
+        p = NULL;
+    }
+    pthread_mutex_unlock(&lock);
+    return p;
+}
+
+void sp__env_discard(void)
+{
+    sp_profiler *p = take_env_prof();
+    if (!p) return;
+    sp__profiler_drop_spans(p);
+    handing_over = 1;
+    sp_profiler_destroy(p);
+    handing_over = 0;
+}
+
 int sp__env_adopt(const sp_options *opts, sp_options *adopted)
 {
     if (creating_own || !cfg_valid) return 0;
-    pthread_mutex_lock(&lock);
-    sp_profiler *p = atomic_load(&env_prof);
-    int take = p && !handed_over;
-    if (take) {
-        handed_over = 1;
-        atomic_store(&env_prof, NULL);
-    }
-    pthread_mutex_unlock(&lock);
-    if (!take) return 0;
+    sp_profiler *p = take_env_prof();
+    if (!p) return 0;
     /* A span it was recording is written, with its line; anything else it
      * would say is noise here. Before the first step ended, the span holds
      * only the program's start-up, and the program's profiler records step 0

@@ -56,6 +56,19 @@ int sp__env_config_make_dir(const sp__env_config *cfg, char *why, size_t size);
  * Otherwise 0 and nothing changes. */
 int sp__env_adopt(const sp_options *opts, sp_options *adopted);
 
+/* Whether sp_profiler_create runs for the environment's own profiler (its
+ * schedule is STEPPROF_STEPS's). */
+int sp__env_creating(void);
+
+/* Drops the environment's profiler, if it made one that no program profiler
+ * has taken yet: what it recorded is dropped, nothing is written or said,
+ * and sp_step and sp__env_adopt find none from then on. For a process that
+ * the variables select but that must not be profiled: the Python package
+ * calls it in a distributed launcher's own process and in multiprocessing's
+ * children (python/stepprof/_autorun.py). Threads: not concurrently with
+ * sp_step. */
+void sp__env_discard(void);
+
 /* Installs the SIGTERM and SIGINT hook of exit_signals.c (once). */
 void sp__exit_signals_install(void);
 

@@ -287,6 +287,22 @@ static void test_env_other_rank_is_not_profiled(void)
     CHECK(strstr(trace, "_rank1_time_") != NULL);
 }
 
+/* STEPPROF_STEPS=0:2 asks for step 0 outright: no warning that recording
+ * from the start is noisy, from the environment's profiler nor from the
+ * program's that takes its place. */
+static void test_env_steps_from_0_do_not_warn(void)
+{
+    const char *const env[] = {"STEPPROF_STEPS=0:2", "STEPPROF_QUIET=1", NULL};
+    char *const argv[] = {SP_ENV_PROG, "3", NULL};
+    CHECK_EQ(0, run(env, argv));
+    CHECK_EQ(2, the_trace("profiler_log", ".paddle_trace.json", "inner").steps);
+    CHECK_EQ(0, count_lines(slurp(err_path)));
+    char *const own[] = {SP_ENV_PROG, "0", "own", NULL};
+    CHECK_EQ(0, run(env, own));
+    CHECK_EQ(2, the_trace("profiler_log", ".paddle_trace.json", "inner").steps);
+    CHECK_EQ(0, count_lines(slurp(err_path)));
+}
+
 /* A file given as the directory, and a directory that cannot be created:
  * one line each, no profiling, exit status unchanged. */
 static void test_env_bad_out_dir_runs_unprofiled(void)
@@ -322,6 +338,7 @@ int main(void)
     RUN_TEST(test_env_program_handler_wins);
     RUN_TEST(test_env_program_profiler_takes_over);
     RUN_TEST(test_env_other_rank_is_not_profiled);
+    RUN_TEST(test_env_steps_from_0_do_not_warn);
     RUN_TEST(test_env_bad_out_dir_runs_unprofiled);
     int failed = TEST_SUMMARY();
     if (failed == 0) {

@@ -1,8 +1,10 @@
 """test_zero_code.py: `stepprof run -- python ...` profiles a Python program
 with no profiler code in it (python/inject/sitecustomize.py,
 python/stepprof/_autorun.py). Needs the stepprof tool: STEPPROF_CLI, or
-build/stepprof of this checkout (skipped without one); the paddle case skips
-without paddle. No test depends on timing."""
+build/stepprof of this checkout (skipped without one); the paddle and torch
+cases skip without them. No test depends on timing: the torchrun ranks meet
+through torchrun's --standalone rendezvous (a free local port it picks), and
+every run may take up to ten minutes on a busy machine."""
 import os
 import subprocess
 import sys
@@ -97,30 +99,59 @@ def test_zero_code_exit_status_passes_through(tmp_path):
     assert r.returncode == 3, r.stderr
 
 
+STAND_IN_OPTIMIZER = """\
+import stepprof.profiler as sp
+_hooks = []
+def register_optimizer_step_post_hook(hook):
+    _hooks.append(hook)
+def _profile_hook_step(fn):
+    def wrapper(self):
+        with sp.RecordEvent("Optimizer.step"):
+            out = fn(self)
+            for h in _hooks:
+                h(self, (), {})
+            return out
+    return wrapper
+class Optimizer:
+    step = _profile_hook_step(lambda self: None)
+"""
+
+
 def test_zero_code_torch_hook_with_a_stand_in(tmp_path):
-    """torch is not installed here: a stand-in torch.optim.optimizer with
-    torch's documented register_optimizer_step_post_hook(hook(opt, args,
-    kwargs)) checks that the hook is registered and ends steps."""
+    """Without torch (and in a second): a stand-in torch.optim.optimizer
+    with torch's documented register_optimizer_step_post_hook(hook(opt,
+    args, kwargs)), called as torch calls it, inside a range its step
+    wrapper opens. Each step ends as the outermost wrapper returns: both
+    ranges of a subclass whose step calls super().step() lie whole inside
+    one step, none is split, and the subclass's step ends one step, not
+    two."""
     pkg = tmp_path / "fake" / "torch" / "optim"
     pkg.mkdir(parents=True)
     (tmp_path / "fake" / "torch" / "__init__.py").write_text("")
     (pkg / "__init__.py").write_text("from .optimizer import Optimizer\n")
-    (pkg / "optimizer.py").write_text(
-        "_hooks = []\n"
-        "def register_optimizer_step_post_hook(hook):\n"
-        "    _hooks.append(hook)\n"
-        "class Optimizer:\n"
-        "    def step(self):\n"
-        "        for h in _hooks:\n"
-        "            h(self, (), {})\n")
+    (pkg / "optimizer.py").write_text(STAND_IN_OPTIMIZER)
     (tmp_path / "train.py").write_text(
-        "import torch.optim\nopt = torch.optim.Optimizer()\nfor _ in range(6):\n    opt.step()\n")
+        "import torch.optim.optimizer as o\n"
+        "class SGD(o.Optimizer):\n"
+        "    def step(self):\n"
+        "        super().step()\n"
+        "SGD.step = o._profile_hook_step(SGD.step)\n"
+        "opt = SGD()\n"
+        "for _ in range(6):\n"
+        "    opt.step()\n")
     r = run(["--steps", "1:4", "--", sys.executable, "train.py"], tmp_path,
             {"PYTHONPATH": str(tmp_path / "fake")})
     assert r.returncode == 0, r.stderr
     files = trace_files(tmp_path / "profiler_log")
     assert len(files) == 1, r.stderr
-    assert step_names(load_trace(files[0])) == steps(1, 4)
+    trace = load_trace(files[0])
+    assert step_names(trace) == steps(1, 4)
+    assert trace["stepprof_counters"]["split_ranges"] == 0
+    events = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+    for step in (e for e in events if e["name"].startswith("ProfilerStep#")):
+        inside = [e for e in events if e["name"] == "Optimizer.step" and
+                  step["ts"] <= e["ts"] and e["ts"] + e["dur"] <= step["ts"] + step["dur"]]
+        assert len(inside) == 2, (step["name"], events)
 
 
 def test_zero_code_paddle_example(tmp_path):
@@ -142,6 +173,95 @@ def test_zero_code_paddle_example(tmp_path):
     assert step_names(trace) == steps(10, 20)
     ops = {e["name"] for e in trace["traceEvents"] if e.get("cat") == "cpu_op"}
     assert "matmul dygraph" in ops and "sgd_ dygraph" in ops, sorted(ops)[:20]
+
+
+def test_zero_code_torch_example(tmp_path):
+    """The seed scenario in torch: examples/zero_code/train_torch.py (30
+    steps, DataLoader with workers, SGD, no profiler code) writes exactly one
+    trace of steps 10 to 19, each holding torch's operators and its
+    optimizer step whole: the step ends as torch's step returns, not inside
+    its "Optimizer.step#SGD.step" range, so no range is split or left open.
+    The run prints two lines of its own."""
+    pytest.importorskip("torch", reason="torch is not installed")
+    script = os.path.join(ROOT, "examples", "zero_code", "train_torch.py")
+    r = run(["--", sys.executable, script], tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = own_lines(r.stderr)
+    assert len(lines) == 2, r.stderr
+    assert lines[0].startswith("stepprof: profiling steps [10, 20)")
+    assert lines[1].startswith("stepprof: wrote ")
+    files = trace_files(tmp_path / "profiler_log")
+    assert len(files) == 1
+    trace = load_trace(files[0])
+    assert step_names(trace) == steps(10, 20)
+    assert trace["stepprof_counters"]["split_ranges"] == 0
+    assert trace["stepprof_counters"]["unclosed_ranges"] == 0
+    events = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+    for step in (e for e in events if e["name"].startswith("ProfilerStep#")):
+        inside = {e["name"] for e in events if e["tid"] == step["tid"] and e is not step and
+                  step["ts"] <= e["ts"] and e["ts"] + e["dur"] <= step["ts"] + step["dur"]}
+        for name in ("aten::addmm", "aten::mse_loss", "Optimizer.step#SGD.step"):
+            assert name in inside, (step["name"], name, sorted(inside)[:20])
+
+
+DDP = """\
+import torch
+import torch.distributed as dist
+
+dist.init_process_group("gloo")
+model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(8, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+for _ in range(4):
+    loss = model(torch.randn(4, 8)).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+dist.destroy_process_group()
+"""
+
+
+def torchrun(tmp_path, ranks, env=None):
+    """stepprof run --steps 0:2 [--ranks RANKS] -- torchrun --standalone
+    --nproc_per_node 2 ddp.py (torchrun as python -m torch.distributed.run,
+    so that its ranks run this Python, which has this stepprof). Steps from
+    0, so that a launcher profiled as a rank would write a trace of its own
+    start-up. Returns the run and its traces, parsed, by file name."""
+    pytest.importorskip("torch", reason="torch is not installed")
+    (tmp_path / "ddp.py").write_text(DDP)
+    args = ["--steps", "0:2"] + (["--ranks", ranks] if ranks else [])
+    r = run([*args, "--", sys.executable, "-m", "torch.distributed.run", "--standalone",
+             "--nproc_per_node", "2", "ddp.py"], tmp_path, env)
+    assert r.returncode == 0, r.stderr
+    assert len(own_lines(r.stderr)) == 2, r.stderr
+    files = trace_files(tmp_path / "profiler_log")
+    return r, {os.path.basename(f): load_trace(f) for f in files}
+
+
+def test_zero_code_torchrun_profiles_rank_0_only_by_default(tmp_path):
+    """torchrun's launcher (a process of its own) is no rank 0: of the three
+    Pythons only rank 0 writes."""
+    _, traces = torchrun(tmp_path, None)
+    assert len(traces) == 1, list(traces)
+    (name, trace), = traces.items()
+    assert "_rank0_" in name
+    assert step_names(trace) == steps(0, 2)
+    assert trace["distributedInfo"] == {"backend": "gloo", "rank": 0, "world_size": 2}
+    ops = {e["name"] for e in trace["traceEvents"] if e.get("ph") == "X"}
+    assert "c10d::allreduce_" in ops, sorted(ops)[:20]  # torch came after the span began
+
+
+def test_zero_code_torchrun_all_ranks_write_their_own_file(tmp_path):
+    """--ranks all: each rank writes its own file, named with its rank, its
+    distributedInfo naming torch.distributed's backend. STEPPROF_DIST_BACKEND
+    says nccl, a guess the real backend goes before."""
+    _, traces = torchrun(tmp_path, "all", {"STEPPROF_DIST_BACKEND": "nccl"})
+    assert len(traces) == 2, list(traces)
+    for rank in (0, 1):
+        (trace,) = [t for n, t in traces.items() if f"_rank{rank}_" in n]
+        assert trace["distributedInfo"] == {"backend": "gloo", "rank": rank, "world_size": 2}
+        assert step_names(trace) == steps(0, 2)
+        ops = {e["name"] for e in trace["traceEvents"] if e.get("ph") == "X"}
+        assert "c10d::allreduce_" in ops, sorted(ops)[:20]
 
 
 def test_zero_code_program_profiler_takes_over(tmp_path):
