@@ -9,19 +9,24 @@ against torch.profiler (CPU activity), in one process:
    callback that does nothing (torch's own machinery, the floor no callback
    can go under); stepprof; torch.profiler; torch.profiler with
    record_shapes;
-2. per event, the whole cost: capture, stop and the written trace
-   (stepprof: its export_chrome_tracing handler, stop() waiting for the
-   file; torch: stop() and export_chrome_trace());
+2. per event, the whole cost: 1.'s capture in the loop plus start, stop
+   and the written trace of a 20000-event span (stepprof: its
+   export_chrome_tracing handler, stop() waiting for the file; torch:
+   stop() and export_chrome_trace());
 3. a training step of an MLP (3 linear layers, SGD, a torch DataLoader),
    every step recorded, under each profiler and under the floor, as ratios
-   to the unprofiled step.
+   to the unprofiled step; and the same for tests/python/torch_mlp.py's
+   smaller MLP, whose step is mostly torch's dispatcher.
 
 The machine is shared and its speed drifts by tens of percent within a
 minute, so nothing is compared across more than one round: a round runs
 every mode once, in an order that rotates from round to round, each mode
 in its own short window (profiler started, a few untimed warm-up
-iterations, the timed part, profiler stopped untimed), and the round's
-figures are differences or ratios to that round's unprofiled window. The
+iterations, the fastest of a few short timed chunks or steps, profiler
+stopped untimed), and the round's figures are differences or ratios to
+that round's unprofiled window. In 1., no profiler, the floor and stepprof
+go further: they alternate chunk by chunk inside one stepprof span (the
+span's callback taken off and put back), a third of a millisecond apart. The
 published figure is the median over the rounds, with the rounds' min and
 max. torch runs on one intra-op thread, which keeps the second vCPU out
 of the figures.
@@ -54,6 +59,11 @@ warnings.simplefilter("ignore")
 torch.set_num_threads(1)
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 80
 now = time.perf_counter_ns
+# Section 1's windows: the fastest of 5 chunks of this many iterations (a
+# third of a millisecond each here), so that one chunk free of other
+# processes is likely even on a busy machine.
+ITERATIONS = 40
+EVENTS_PER_ITERATION = None  # counted by events_per_iteration() before anything is timed
 
 # --- the op-heavy loop -------------------------------------------------------
 
@@ -106,7 +116,7 @@ def events_per_iteration(iterations=200):
     return n // iterations
 
 
-def best_chunk_ns(iterations, chunks=3, warm=20):
+def best_chunk_ns(iterations, chunks=5, warm=10):
     """The fastest of `chunks` timed runs of op_loop(iterations), after
     `warm` untimed iterations: a window's figure, in ns. The fastest, since
     load on a shared machine only ever adds time."""
@@ -120,31 +130,13 @@ def best_chunk_ns(iterations, chunks=3, warm=20):
     return best
 
 
-def window(mode, fn):
-    """fn() under mode, the profiler started before and stopped after,
-    untimed; the garbage collector is held off inside, so that no
-    collection lands in one mode's timing."""
-    adapter = _torch_capture._adapter
+def torch_window(mode, fn):
+    """fn() under torch.profiler (mode "torch", or "torch_shapes" with
+    record_shapes), started before and stopped after, untimed; the garbage
+    collector is held off inside, so that no collection lands in one mode's
+    timing."""
     gc.disable()
     try:
-        if mode == "none":
-            return fn()
-        if mode == "floor":
-            adapter._floor_on()
-            try:
-                return fn()
-            finally:
-                adapter._floor_off()
-        if mode == "stepprof":
-            prof = stepprof_profiler()
-            prof.start()
-            try:
-                return fn()
-            finally:
-                prof.stop()
-                if not stepprof_events(prof):
-                    sys.exit("bench_torch: a stepprof window captured no torch event; "
-                             "figures not valid")
         with torch_profiler(shapes=(mode == "torch_shapes")):
             return fn()
     finally:
@@ -156,18 +148,73 @@ def rotated(modes, r):
     return modes[k:] + modes[:k]
 
 
-def in_loop(rounds, per_iteration, iterations=150):
-    """Section 1: per round, each mode's best chunk; returns per-mode lists of
-    ns per event above the round's unprofiled window, and the unprofiled
-    windows' ns per event."""
-    modes = ["none", "floor", "stepprof", "torch", "torch_shapes"]
+def paired(timed, chunks=5, first=0):
+    """none, floor and stepprof, chunk by chunk inside one stepprof span, so
+    that the three are timed within a few milliseconds of each other: the
+    span's callback is taken off for a "none" chunk and the empty one put on
+    for a "floor" chunk (what a span registers is exactly that callback, so
+    a "stepprof" chunk is a recorded one). timed(mode, prof) times one
+    chunk. Returns each mode's fastest chunk, in ns, and the stepprof
+    events per chunk."""
+    adapter = _torch_capture._adapter
+    modes = ["none", "floor", "stepprof"]
+    best = {m: None for m in modes}
+    gc.disable()
+    prof = stepprof_profiler()
+    prof.start()  # registers the span's callback
+    try:
+        adapter.disable()
+        for c in range(chunks):
+            for m in rotated(modes, first + c):
+                if m == "floor":
+                    adapter._floor_on()
+                elif m == "stepprof":
+                    adapter.enable()
+                try:
+                    op_loop(2)  # the first ops after a change refresh torch's cached callbacks
+                    t = timed(m, prof)
+                finally:
+                    if m == "floor":
+                        adapter._floor_off()
+                    elif m == "stepprof":
+                        adapter.disable()
+                best[m] = t if best[m] is None else min(best[m], t)
+        adapter.enable()  # as the span left it: its end takes it off
+    finally:
+        prof.stop()
+        gc.enable()
+    # Less the refreshing op_loop(2) before each recorded chunk.
+    n = len(stepprof_events(prof)) - chunks * 2 * EVENTS_PER_ITERATION
+    if n <= 0:
+        sys.exit("bench_torch: the stepprof chunks captured no torch event; figures not valid")
+    return best, n / chunks
+
+
+def chunk_ns(iterations):
+    t0 = now()
+    op_loop(iterations)
+    return now() - t0
+
+
+def in_loop(rounds, per_iteration, iterations=ITERATIONS):
+    """Section 1: per round, none, floor and stepprof paired chunk by chunk
+    (paired()), and torch.profiler with and without record_shapes in
+    their own windows (it cannot be paused) in turn with them; returns the
+    unprofiled ns per event and per-mode lists of ns per event above it,
+    each the fastest chunk of its round."""
+    modes = ["paired", "torch", "torch_shapes"]
     events = iterations * per_iteration
-    cost = {m: [] for m in modes[1:]}
+    cost = {m: [] for m in ("floor", "stepprof", "torch", "torch_shapes")}
     base = []
     for r in range(rounds):
-        got = {m: window(m, lambda: best_chunk_ns(iterations)) for m in rotated(modes, r)}
+        got = {}
+        for m in rotated(modes, r):
+            if m == "paired":
+                got.update(paired(lambda mode, prof: chunk_ns(iterations), first=r)[0])
+            else:
+                got[m] = torch_window(m, lambda: best_chunk_ns(iterations))
         base.append(got["none"] / events)
-        for m in modes[1:]:
+        for m in cost:
             cost[m].append((got[m] - got["none"]) / events)
     return base, cost
 
@@ -175,62 +222,54 @@ def in_loop(rounds, per_iteration, iterations=150):
 # --- capture + stop + written trace ------------------------------------------
 
 
-def full_cost_s(mode, iterations, out):
-    """Seconds from the profiler's start to its trace on disk, around
-    op_loop(iterations) (mode "none": the loop alone), and the seconds of
-    stop plus export alone."""
+def start_stop_ns(mode, iterations, out):
+    """ns of the profiler's start plus its stop with the trace written
+    (stepprof: stop() waits for its handler's file; torch: stop() then
+    export_chrome_trace()), around op_loop(iterations), untimed itself."""
     gc.disable()
     try:
-        op_loop(20)
-        if mode == "none":
-            t0 = now()
-            op_loop(iterations)
-            return (now() - t0) / 1e9, 0.0
         if mode == "stepprof":
             prof = stepprof_profiler(sp.export_chrome_tracing(out))
             t0 = now()
             prof.start()
-            op_loop(iterations)
             t1 = now()
-            prof.stop()  # collects, and waits for the handler's file
+            op_loop(iterations)
             t2 = now()
+            prof.stop()
+            t3 = now()
             path = prof.trace_path
         else:
             prof = torch_profiler()
             t0 = now()
             prof.start()
-            op_loop(iterations)
             t1 = now()
+            op_loop(iterations)
+            t2 = now()
             prof.stop()
             path = os.path.join(out, "torch_trace.json")
             prof.export_chrome_trace(path)
-            t2 = now()
+            t3 = now()
     finally:
         gc.enable()
     if not path or not os.path.getsize(path):
         sys.exit(f"bench_torch: {mode} wrote no trace; figures not valid")
     os.unlink(path)
-    return (t2 - t0) / 1e9, (t2 - t1) / 1e9
+    return (t1 - t0) + (t3 - t2)
 
 
-def whole(rounds, per_iteration, iterations=2000):
-    """Section 2: per round, none, stepprof and torch in rotating order;
-    returns per-mode lists of ns per event above the round's loop alone,
-    and of stop + export ns per event."""
+def start_stop(rounds, per_iteration, iterations=2000):
+    """Section 2: per round, stepprof and torch in turn; returns per-mode
+    lists of start + stop + trace ns per event."""
     out = tempfile.mkdtemp(prefix="bench_torch_")
     events = iterations * per_iteration
-    cost = {"stepprof": [], "torch": []}
-    stop = {"stepprof": [], "torch": []}
+    got = {"stepprof": [], "torch": []}
     try:
         for r in range(rounds):
-            got = {m: full_cost_s(m, iterations, out)
-                   for m in rotated(["none", "stepprof", "torch"], r)}
-            for m in cost:
-                cost[m].append(1e9 * (got[m][0] - got["none"][0]) / events)
-                stop[m].append(1e9 * got[m][1] / events)
+            for m in rotated(list(got), r):
+                got[m].append(start_stop_ns(m, iterations, out) / events)
     finally:
         shutil.rmtree(out, ignore_errors=True)
-    return cost, stop
+    return got
 
 
 # --- the MLP training step ---------------------------------------------------
@@ -279,68 +318,53 @@ class Mlp:
         loss.backward()
         self.opt.step()
 
+    def step_ns(self, stepper=None):
+        """One step, ending with stepper.step() (a profiler's step, timed
+        with it)."""
+        t0 = now()
+        self.step()
+        if stepper is not None:
+            stepper.step()
+        return now() - t0
+
     def best_step_ns(self, steps, stepper=None, warm=1):
-        """The fastest of `steps` timed steps, each ending with
-        stepper.step() (a profiler's step, timed with it), after `warm`
-        untimed ones."""
-        best = None
-        for k in range(warm + steps):
-            t0 = now()
-            self.step()
-            if stepper is not None:
-                stepper.step()
-            t = now() - t0
-            if k >= warm:
-                best = t if best is None else min(best, t)
-        return best
+        """The fastest of `steps` timed steps after `warm` untimed ones."""
+        for _ in range(warm):
+            self.step_ns(stepper)
+        return min(self.step_ns(stepper) for _ in range(steps))
 
 
-def mlp_window(mlp, mode, steps):
-    """mlp.best_step_ns(steps) under mode, as window() does it; and the
-    stepprof profiler, to count its events."""
-    adapter = _torch_capture._adapter
+def mlp_torch_window(mlp, steps):
     gc.disable()
     try:
-        if mode == "none":
-            return mlp.best_step_ns(steps), None
-        if mode == "floor":
-            adapter._floor_on()
-            try:
-                return mlp.best_step_ns(steps), None
-            finally:
-                adapter._floor_off()
-        if mode == "stepprof":
-            prof = stepprof_profiler()
-            prof.start()
-            try:
-                return mlp.best_step_ns(steps, prof), prof
-            finally:
-                prof.stop()
         with torch.profiler.profile(activities=[ProfilerActivity.CPU]) as tp:
-            return mlp.best_step_ns(steps, tp), None
+            return mlp.best_step_ns(steps, tp)
     finally:
         gc.enable()
 
 
 def mlp_rounds(size, rounds, steps=3):
-    """Section 3: per round, each mode's fastest step (every step recorded);
-    returns the unprofiled steps, per-mode lists of ratios to them, and the
-    events per step that stepprof recorded (ProfileSteps aside)."""
+    """Section 3: per round, none, floor and stepprof paired step by step
+    (paired(), every stepprof step recorded and ended by the profiler's
+    step()), and torch.profiler in its own window, in turn; each mode's
+    fastest step. Returns the unprofiled steps, per-mode lists of ratios to
+    them, and the events per step that stepprof recorded (ProfileSteps
+    aside)."""
     mlp = Mlp(size)
-    modes = ["none", "floor", "stepprof", "torch"]
-    base, ratio, per_step = [], {m: [] for m in modes[1:]}, []
+    mlp.step()
+    base, ratio, per_step = [], {m: [] for m in ("floor", "stepprof", "torch")}, []
     for r in range(rounds):
         got = {}
-        for m in rotated(modes, r):
-            got[m], prof = mlp_window(mlp, m, steps)
-            if prof is not None:
-                n = len(stepprof_events(prof))
-                if n == 0:
-                    sys.exit("bench_torch: a stepprof MLP window captured no torch event; "
-                             "figures not valid")
-                per_step.append(n / (steps + 1))
+        for m in rotated(["paired", "torch"], r):
+            if m == "paired":
+                best, n = paired(lambda mode, prof: mlp.step_ns(prof if mode == "stepprof" else None),
+                                 chunks=steps, first=r)
+                got.update(best)
+                per_step.append(n)
+            else:
+                got[m] = mlp_torch_window(mlp, steps)
         base.append(got["none"])
-        for m in modes[1:]:
+        for m in ratio:
             ratio[m].append(got[m] / got["none"])
     return base, ratio, med(per_step)
 
@@ -364,13 +388,14 @@ def main():
     if adapter is None:
         sys.exit("bench_torch: stepprof's torch adapter is not usable here (see the warning "
                  "above); reinstall stepprof after torch")
-    per_it = events_per_iteration()
+    global EVENTS_PER_ITERATION
+    per_it = EVENTS_PER_ITERATION = events_per_iteration()
     print(f"bench_torch: torch {torch.__version__}, 1 intra-op thread; op-heavy loop: "
           f"{per_it} events per iteration (counted by stepprof and torch.profiler)")
     in_loop(2, per_it)  # warm-up: torch.profiler's first start initialises Kineto
     base, cost = in_loop(ROUNDS, per_it)
-    print(f"1. in the loop ({ROUNDS} rounds x 5 modes, 150 iterations = {150 * per_it} events "
-          f"per window, fastest of 3): ns per event above no profiler, median (min, max):")
+    print(f"1. in the loop ({ROUNDS} rounds x 5 modes, each the fastest of 5 chunks of "
+          f"{ITERATIONS * per_it} events): ns per event above no profiler, median (min, max):")
     print(f"   {'no profiler':30s} {med(base):7.0f} ns per event (absolute)")
     for m, label in (("floor", "empty callback (floor)"), ("stepprof", "stepprof"),
                      ("torch", "torch.profiler"), ("torch_shapes", "torch.profiler record_shapes")):
@@ -387,17 +412,22 @@ def main():
         metric(f"torch_event_{m}_ns", med(cost[m]), "ns", cost[m])
     metric("torch_loop_none_spread", med(base) / min(base), "x")
 
-    rounds2 = max(3, ROUNDS // 6)
-    cost2, stop2 = whole(rounds2, per_it)
-    ratio2 = [s / t for s, t in zip(cost2["stepprof"], cost2["torch"]) if t > 0]
-    print(f"2. capture + stop + written trace ({rounds2} rounds, 2000 iterations = "
+    # The whole cost per event: section 1's capture in the loop (the same
+    # run's medians: the in-loop part is a difference of timings, which a
+    # 20000-event window would measure far less well), plus start, stop and
+    # the written trace of a 20000-event span, which need no subtraction.
+    rounds2 = max(3, ROUNDS // 8)
+    stop2 = start_stop(rounds2, per_it)
+    whole2 = {m: [med(cost[m]) + v for v in stop2[m]] for m in stop2}
+    ratio2 = [a / b for a, b in zip(whole2["stepprof"], whole2["torch"])]
+    print(f"2. capture + stop + written trace ({rounds2} rounds of 2000 iterations = "
           f"{2000 * per_it} events): ns per event, median (min, max):")
     for m in ("stepprof", "torch"):
-        print(f"   {m:15s} {med(cost2[m]):7.0f} ({min(cost2[m]):.0f}, {max(cost2[m]):.0f}), "
-              f"of which stop + trace file {med(stop2[m]):.0f}")
+        print(f"   {m:15s} {med(whole2[m]):6.0f} = {med(cost[m]):.0f} in the loop + "
+              f"{med(stop2[m]):.0f} ({min(stop2[m]):.0f}, {max(stop2[m]):.0f}) start, stop and file")
     metric("torch_whole_over_torch", med(ratio2), "x", ratio2)
-    metric("torch_whole_stepprof_ns", med(cost2["stepprof"]), "ns", cost2["stepprof"])
-    metric("torch_whole_torch_ns", med(cost2["torch"]), "ns", cost2["torch"])
+    metric("torch_whole_stepprof_ns", med(whole2["stepprof"]), "ns", whole2["stepprof"])
+    metric("torch_whole_torch_ns", med(whole2["torch"]), "ns", whole2["torch"])
     metric("torch_stop_write_stepprof_ns", med(stop2["stepprof"]), "ns", stop2["stepprof"])
     metric("torch_stop_write_torch_ns", med(stop2["torch"]), "ns", stop2["torch"])
 
