@@ -98,8 +98,8 @@ def stepprof_events(prof):
 
 def events_per_iteration(iterations=200):
     """Events one iteration of op_loop gives, from a stepprof result of
-    `iterations` iterations; and torch.profiler's count of the same, which
-    must agree (both count the same RecordFunction ranges)."""
+    `iterations` iterations. torch.profiler counts the same iterations too:
+    both see the same RecordFunction ranges, so a difference is printed."""
     prof = stepprof_profiler()
     prof.start()
     op_loop(iterations)
@@ -116,18 +116,18 @@ def events_per_iteration(iterations=200):
     return n // iterations
 
 
+def chunk_ns(iterations):
+    t0 = now()
+    op_loop(iterations)
+    return now() - t0
+
+
 def best_chunk_ns(iterations, chunks=5, warm=10):
     """The fastest of `chunks` timed runs of op_loop(iterations), after
     `warm` untimed iterations: a window's figure, in ns. The fastest, since
     load on a shared machine only ever adds time."""
     op_loop(warm)
-    best = None
-    for _ in range(chunks):
-        t0 = now()
-        op_loop(iterations)
-        t = now() - t0
-        best = t if best is None else min(best, t)
-    return best
+    return min(chunk_ns(iterations) for _ in range(chunks))
 
 
 def torch_window(mode, fn):
@@ -188,12 +188,6 @@ def paired(timed, chunks=5, first=0):
     if n <= 0:
         sys.exit("bench_torch: the stepprof chunks captured no torch event; figures not valid")
     return best, n / chunks
-
-
-def chunk_ns(iterations):
-    t0 = now()
-    op_loop(iterations)
-    return now() - t0
 
 
 def in_loop(rounds, per_iteration, iterations=ITERATIONS):
