@@ -60,6 +60,13 @@ TARGETS = [
      "{:.3f}x"),
     ("paddle_stop_speedup", ">=", 20.0,
      "paddle: stop + export + summary >= 20x faster than paddle.profiler's", "{:.1f}x"),
+    ("torch_capture_over_floor_ns", "<=", 30.0,
+     "torch op capture: <= 30 ns per event above an empty RecordFunction callback",
+     "{:+.1f} ns"),
+    ("torch_whole_over_torch", "<=", 0.15,
+     "torch: capture + stop + written trace <= 0.15x torch.profiler's, per event", "{:.3f}x"),
+    ("torch_mlp_step_ratio", "<=", 1.03,
+     "torch MLP step, every step recorded, <= 1.03x its time unprofiled", "{:.3f}x"),
 ]
 
 # Figures shown beside the targets for context: (metric, label).
@@ -107,6 +114,32 @@ CONTEXT = [
      "hand-over of paddle's events to the span (paddle's protobuf, read in C), us per event"),
     ("paddle_hand_over_walk_us_per_event",
      "the same by walking paddle's tree (op info, the fallback), us per event"),
+    ("torch_event_none_ns", "torch op-heavy loop unprofiled, ns per event (absolute)"),
+    ("torch_event_floor_ns", "torch: empty RecordFunction callback (the floor), ns per event"),
+    ("torch_event_stepprof_ns", "torch: stepprof capture, ns per event"),
+    ("torch_event_torch_ns", "torch: torch.profiler (CPU), ns per event"),
+    ("torch_event_torch_shapes_ns", "torch: torch.profiler with record_shapes, ns per event"),
+    ("torch_capture_over_torch", "torch: stepprof capture / torch.profiler's, in the loop, x"),
+    ("torch_floor_over_torch", "torch: empty callback / torch.profiler, in the loop, x"),
+    ("torch_whole_stepprof_ns",
+     "torch: stepprof capture + stop + written trace, ns per event"),
+    ("torch_whole_torch_ns",
+     "torch: torch.profiler capture + stop + export_chrome_trace, ns per event"),
+    ("torch_stop_write_stepprof_ns", "torch: stepprof stop + trace file alone, ns per event"),
+    ("torch_stop_write_torch_ns",
+     "torch: torch.profiler stop + export_chrome_trace alone, ns per event"),
+    ("torch_mlp_step_none_us", "torch MLP (256-512-512-10, batch 64) step unprofiled, us"),
+    ("torch_mlp_events_per_step", "torch MLP: events per step"),
+    ("torch_mlp_step_ratio_floor", "torch MLP step under the empty callback / unprofiled, x"),
+    ("torch_mlp_step_ratio_torch", "torch MLP step under torch.profiler / unprofiled, x"),
+    ("torch_mlp_small_step_none_us",
+     "torch small MLP (tests' 32-64-10, batch 16) step unprofiled, us"),
+    ("torch_mlp_small_events_per_step", "torch small MLP: events per step"),
+    ("torch_mlp_small_step_ratio", "torch small MLP step under stepprof / unprofiled, x"),
+    ("torch_mlp_small_step_ratio_floor",
+     "torch small MLP step under the empty callback / unprofiled, x"),
+    ("torch_mlp_small_step_ratio_torch",
+     "torch small MLP step under torch.profiler / unprofiled, x"),
 ]
 
 # What each target's figure can physically be, (lowest, highest): outside,
@@ -132,6 +165,13 @@ PLAUSIBLE = {
     "paddle_mlp_step_ratio": (0.5, 100.0),  # noise can make a profiled step look faster
     "paddle_op_step_over_paddle": (0.2, 100.0),
     "paddle_stop_speedup": (0.01, 1e5),
+    # Capture does all the empty callback does and more, so it is never
+    # below the floor; a round's figure is a difference of two timings of
+    # the same round, and one at 50 ns below it means noise the size of the
+    # effect (the median and the rounds' min are both checked).
+    "torch_capture_over_floor_ns": (-50.0, 1e5),
+    "torch_whole_over_torch": (0.001, 100.0),  # stepprof writes a file too: never free
+    "torch_mlp_step_ratio": (0.5, 100.0),
 }
 
 # Targets whose figure is a time or a rate: contention changes them, so a
@@ -141,7 +181,8 @@ TIMING = {"record_pair_over_tsc2", "closed_minus_empty_ns", "amortized_ns_per_ra
           "scaling_ratio_2t", "cost_ratio_late_early", "stop_events_per_s",
           "summary_events_per_s", "json_events_per_s", "protobuf_events_per_s",
           "python_record_event_ns", "paddle_mlp_step_ratio", "paddle_op_step_over_paddle",
-          "paddle_stop_speedup"}
+          "paddle_stop_speedup", "torch_capture_over_floor_ns", "torch_whole_over_torch",
+          "torch_mlp_step_ratio"}
 
 # Control figures per benchmark program: (metric, kind, limit, what it is).
 # "ratio": the median must lie within limit of 1.0 (an arithmetic control
@@ -158,6 +199,10 @@ CONTROLS = {
                       "two-rdtsc floor above the empty loop")],
     "bench_paddle": [("paddle_mlp_none_spread", "ratio", 0.25,
                       "unprofiled MLP step, median round / fastest round, expected 1.00x")],
+    "bench_torch": [("torch_loop_none_spread", "ratio", 0.10,
+                     "unprofiled op-heavy loop, median round / fastest round, expected 1.00x"),
+                    ("torch_mlp_none_spread", "ratio", 0.25,
+                     "unprofiled MLP step, median round / fastest round, expected 1.00x")],
 }
 RETRIES = 2  # runs of a contended benchmark after the first
 
@@ -374,6 +419,13 @@ def main():
         else:  # bench_paddle said "skipped": no control to vouch for, nothing measured
             notes.append("bench_paddle: paddle is not installed in the venv (make test-python "
                          "installs it), so the paddle targets are not measured")
+        found = measure("bench_torch", [venv_python, "bench/bench_torch.py"], metrics, notes)
+        if "torch_mlp_step_ratio" in metrics:
+            contended += [f"bench_torch: {c}" for c in found]
+        else:  # skipped (no torch) or stopped early: no control vouches for it
+            notes.append("bench_torch: torch (or stepprof's torch adapter) is not usable in the "
+                         "venv (make test-python installs torch before the package), so the "
+                         "torch targets are not measured")
     else:
         notes.append(f"{venv_python} missing: the Python package is not installed (make test-python)")
     seconds = (datetime.datetime.now() - start).total_seconds()

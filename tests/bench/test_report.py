@@ -134,6 +134,46 @@ class PaddleTargets(unittest.TestCase):
         self.assertEqual(("paddle_stop_speedup", "21.5", "x", "18.2", "24.9"), m.groups())
 
 
+class TorchTargets(unittest.TestCase):
+    def test_report_torch_targets_read_the_limits(self):
+        self.assertEqual("met", verdict("torch_capture_over_floor_ns",
+                                        {"torch_capture_over_floor_ns": fig(25.0, 12.0, 40.0)}))
+        self.assertEqual("missed", verdict("torch_capture_over_floor_ns",
+                                           {"torch_capture_over_floor_ns": fig(69.0, 50.0, 150.0)}))
+        self.assertEqual("met", verdict("torch_whole_over_torch",
+                                        {"torch_whole_over_torch": fig(0.10, unit="x")}))
+        self.assertEqual("missed", verdict("torch_whole_over_torch",
+                                           {"torch_whole_over_torch": fig(0.20, unit="x")}))
+        self.assertEqual("met", verdict("torch_mlp_step_ratio",
+                                        {"torch_mlp_step_ratio": fig(1.02, unit="x")}))
+        self.assertEqual("missed", verdict("torch_mlp_step_ratio",
+                                           {"torch_mlp_step_ratio": fig(1.09, unit="x")}))
+        self.assertEqual("unreliable", verdict("torch_mlp_step_ratio",
+                                               {"torch_mlp_step_ratio": fig(1.02, unit="x")},
+                                               contended=True))
+
+    def test_report_torch_capture_far_below_its_floor_is_invalid(self):
+        # Capture does everything the empty callback does: a round 80 ns
+        # under it is noise as large as the effect, not a fast capture.
+        self.assertEqual("invalid", verdict("torch_capture_over_floor_ns",
+                                            {"torch_capture_over_floor_ns": fig(10.0, -80.0, 40.0)}))
+        self.assertEqual("invalid", verdict("torch_capture_over_floor_ns",
+                                            {"torch_capture_over_floor_ns": fig(-60.0)}))
+        self.assertEqual("invalid", verdict("torch_whole_over_torch",
+                                            {"torch_whole_over_torch": fig(0.0, unit="x")}))
+
+    def test_report_torch_bench_controls_are_its_unprofiled_spreads(self):
+        clean = {"torch_loop_none_spread": fig(1.02, unit="x"),
+                 "torch_mlp_none_spread": fig(1.12, unit="x")}
+        self.assertEqual([], report.contention("bench_torch", clean))
+        found = report.contention("bench_torch", dict(clean, torch_loop_none_spread=fig(1.3)))
+        self.assertEqual(1, len(found))
+        self.assertIn("op-heavy loop", found[0])
+        self.assertTrue(report.contention("bench_torch", dict(clean, torch_mlp_none_spread=fig(1.6))))
+        # A bench_torch that skipped (no torch) measured nothing: nothing vouches for it.
+        self.assertTrue(report.contention("bench_torch", {}))
+
+
 class Remeasure(unittest.TestCase):
     def runner(self, attempts):
         """A fake benchmark run: each call gives the next figures."""
