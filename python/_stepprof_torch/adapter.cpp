@@ -23,9 +23,12 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "record_api.h"
@@ -82,6 +85,7 @@ struct Input {
 struct Op {
     int64_t time_ns;
     size_t inputs_at, input_count;
+    const char *name; /* interned (it names the op's range to the span), or "" */
 };
 struct ShapeLog {
     std::mutex lock; /* the thread appends, the collecting thread takes */
@@ -111,7 +115,7 @@ void put_type(ShapeLog *log, size_t dims_at, size_t rank, const char *type)
     log->inputs.push_back(Input{dims_at, rank, type, std::strlen(type)});
 }
 
-void log_inputs(const at::RecordFunction &fn)
+void log_inputs(const at::RecordFunction &fn, const char *interned_name)
 {
     timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
@@ -146,7 +150,8 @@ void log_inputs(const at::RecordFunction &fn)
             put_type(log, at, 0, "");
         }
     }
-    log->ops.push_back(Op{(int64_t)now.tv_sec * 1000000000 + now.tv_nsec, first, log->inputs.size() - first});
+    log->ops.push_back(Op{(int64_t)now.tv_sec * 1000000000 + now.tv_nsec, first, log->inputs.size() - first,
+                          interned_name ? interned_name : ""});
 }
 
 void clear_logs()
@@ -181,8 +186,8 @@ int flush_logs(sp_profiler *prof)
         std::vector<sp_op_info> ops(taken.ops.size());
         for (size_t i = 0; i < ops.size(); i++) {
             const Op &op = taken.ops[i];
-            ops[i] = sp_op_info{log->tid, op.time_ns, "", 0, op.input_count ? &inputs[op.inputs_at] : nullptr,
-                                op.input_count, "", 0, 0};
+            ops[i] = sp_op_info{log->tid, op.time_ns, op.name, std::strlen(op.name),
+                                op.input_count ? &inputs[op.inputs_at] : nullptr, op.input_count, "", 0, 0};
         }
         sp_status st = ops.empty() ? SP_OK : api->add_op_info(prof, ops.data(), ops.size());
         if (st != SP_OK && st != SP_ESTATE) {
@@ -194,14 +199,84 @@ int flush_logs(sp_profiler *prof)
     return 0;
 }
 
-/* Names are copied: only an operator's name outlives its RecordFunction
- * (user scopes and autograd nodes build theirs per call). */
+/* Names. A range name is recorded by pointer, so it must outlive the span:
+ * only an operator's does (its schema's, never freed); user scopes and
+ * autograd nodes build theirs per call. So names are interned by content,
+ * once, in a table that lives as long as the process, and a per-thread
+ * direct-mapped cache keyed by the name's pointer finds the interned copy
+ * and the type without a lock: a hit on an operator's name needs no check,
+ * any other hit one strcmp. Past INTERN_MAX distinct names (a loop that
+ * names each range afresh) a name is copied into the buffer instead. */
+constexpr size_t INTERN_MAX = (size_t)1 << 20;
+constexpr size_t CACHE_SLOTS = 256;
+constexpr sp_event_type SKIPPED = SP_EVENT_TYPE_COUNT; /* torch.profiler's own steps */
+
+struct CacheEntry {
+    const char *name;   /* the pointer RecordFunction gave */
+    const char *copy;   /* interned, or NULL: copy at each begin */
+    sp_event_type type; /* SKIPPED: not recorded */
+    at::RecordScope scope;
+    bool stable; /* an operator's name: the pointer alone decides */
+};
+
+std::mutex intern_lock;
+/* Node-based: an element's c_str() never moves. Never destroyed, as
+ * callbacks may still run while the process exits. */
+auto *interned = new std::unordered_set<std::string>();
+
+const char *intern(const char *name)
+{
+    std::lock_guard<std::mutex> g(intern_lock);
+    auto it = interned->find(name);
+    if (it == interned->end()) {
+        if (interned->size() >= INTERN_MAX) return nullptr;
+        it = interned->emplace(name).first;
+    }
+    return it->c_str();
+}
+
+__attribute__((tls_model("initial-exec"))) thread_local CacheEntry *cache;
+
+/* Frees the thread's cache when the thread ends (touched on a miss only). */
+struct CacheOwner {
+    ~CacheOwner()
+    {
+        std::free(cache);
+        cache = nullptr;
+    }
+};
+
+CacheEntry *fill(const at::RecordFunction &fn, const char *name, CacheEntry *e)
+{
+    if (!cache) {
+        static thread_local CacheOwner owner;
+        (void)owner;
+        cache = static_cast<CacheEntry *>(std::calloc(CACHE_SLOTS, sizeof *cache));
+        if (!cache) return nullptr;
+        e = &cache[(reinterpret_cast<uintptr_t>(name) >> 4) % CACHE_SLOTS];
+    }
+    e->name = name;
+    e->scope = fn.scope();
+    e->stable = fn.scope() == at::RecordScope::FUNCTION && fn.operator_name().has_value();
+    e->type = is_torch_step(fn) ? SKIPPED : type_of(fn.scope(), name);
+    e->copy = intern(name);
+    return e;
+}
+
 std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
 {
-    if (!active() || is_torch_step(fn)) return nullptr;
+    if (!active()) return nullptr;
     const char *name = fn.name();
-    api->range_begin_copy(type_of(fn.scope(), name), name, std::strlen(name));
-    if (with_inputs) log_inputs(fn);
+    CacheEntry *e = cache ? &cache[(reinterpret_cast<uintptr_t>(name) >> 4) % CACHE_SLOTS] : nullptr;
+    if (!e || e->name != name || !e->copy || (!e->stable && (e->scope != fn.scope() || std::strcmp(e->copy, name) != 0)))
+        e = fill(fn, name, e);
+    sp_event_type type = e ? e->type : type_of(fn.scope(), name);
+    if (type == SKIPPED || (!e && is_torch_step(fn))) return nullptr;
+    if (e && e->copy)
+        api->range_begin(type, e->copy);
+    else
+        api->range_begin_copy(type, name, std::strlen(name));
+    if (with_inputs) log_inputs(fn, e ? e->copy : nullptr);
     return nullptr;
 }
 

@@ -63,10 +63,42 @@ static int32_t innermost_at(const sp__thread *t, int64_t ts, int closed)
     return -1;
 }
 
-static void attach_memory_and_ops(sp__thread *t)
+/* How far from the time an op's own range is looked for, in events either
+ * way (a few hundred nanoseconds of ops, on a thread of tiny ops). */
+#define OP_NAME_REACH 64
+
+/* An op supplement that names its op (op_type) goes to the range of that
+ * name starting nearest its time, within OP_NAME_REACH events, when the
+ * innermost range at its time has another name. The time comes from
+ * another clock (CLOCK_REALTIME, mapped onto the span), whose error can
+ * exceed the gap between an op's begin and its first child's (torch's
+ * operators, a few hundred ns apart), so time alone may pick the child or
+ * the parent. Without a range of that name near, the innermost one. */
+static int32_t op_host(const sp_result *r, const sp__thread *t, const sp__op_supplement *op)
+{
+    int32_t inner = innermost_at(t, op->ts_ns, 1);
+    const char *want = sp__result_name(r, op->op_type);
+    if (!want || !*want || (inner >= 0 && strcmp(sp__result_name(r, t->events[inner].name), want) == 0))
+        return inner;
+    size_t mid = first_starting_at(t, op->ts_ns);
+    size_t lo = mid > OP_NAME_REACH ? mid - OP_NAME_REACH : 0;
+    size_t hi = t->count - mid > OP_NAME_REACH ? mid + OP_NAME_REACH : t->count;
+    int32_t best = -1;
+    uint64_t best_gap = UINT64_MAX;
+    for (size_t i = lo; i < hi; i++) {
+        const sp__event *e = &t->events[i];
+        if (sp__event_is_mark(e) || strcmp(sp__result_name(r, e->name), want) != 0) continue;
+        uint64_t gap = e->start_ns > op->ts_ns ? (uint64_t)(e->start_ns - op->ts_ns)
+                                               : (uint64_t)(op->ts_ns - e->start_ns);
+        if (gap < best_gap) best_gap = gap, best = (int32_t)i;
+    }
+    return best >= 0 ? best : inner;
+}
+
+static void attach_memory_and_ops(const sp_result *r, sp__thread *t)
 {
     for (size_t k = 0; k < t->mem_count; k++) t->mems[k].host = innermost_at(t, t->mems[k].ts_ns, 1);
-    for (size_t k = 0; k < t->op_count; k++) t->ops[k].host = innermost_at(t, t->ops[k].ts_ns, 1);
+    for (size_t k = 0; k < t->op_count; k++) t->ops[k].host = op_host(r, t, &t->ops[k]);
 }
 
 /* The range of t that an external id names: the one starting at start_ns
@@ -121,7 +153,7 @@ int sp__attribute(sp_result *r)
     size_t runtimes = 0;
     for (size_t i = 0; i < r->thread_count; i++) {
         attach_runtimes(r, &r->threads[i]);
-        attach_memory_and_ops(&r->threads[i]);
+        attach_memory_and_ops(r, &r->threads[i]);
         runtimes += r->threads[i].runtime_count;
     }
     size_t size = 16;
