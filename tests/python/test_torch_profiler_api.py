@@ -441,3 +441,18 @@ def test_trace_id_preset_metadata_and_toggle(mlp, tmp_path):
     path = str(tmp_path / "t.json")
     prof.export_chrome_trace(path)
     assert load(path)["preset"] == [1, 2]
+
+
+def test_stop_in_warmup_says_nothing_as_torch(tmp_path):
+    """torch says nothing when stopped in a warm-up step (nothing saved);
+    paddle's dialect warns there, the torch dialect does not."""
+    import warnings
+    import stepprof.torch_profiler as tp
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        prof = tp.profile(schedule=tp.schedule(wait=0, warmup=2, active=1), on_trace_ready=None)
+        prof.start()
+        prof.step()
+        prof.stop()
+    assert [str(w.message) for w in caught if "state transition" in str(w.message)] == []
+    assert prof.step_num == 1
