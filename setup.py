@@ -99,9 +99,9 @@ def torch_adapter():
         return None
     return Extension(
         "stepprof._torch_adapter",
-        sources=["python/_stepprof_torch/adapter.cpp"],
+        sources=["python/_stepprof_torch/adapter.cpp", "python/_stepprof_torch/flops.cpp"],
         language="c++",
-        include_dirs=["include", "python/_stepprof", include],
+        include_dirs=["include", "python/_stepprof", "python/_stepprof_torch", include],
         # NDEBUG: RecordFunction's layout differs in a debug build of torch's
         # headers from the release libtorch's.
         define_macros=[("NDEBUG", "1"), ("_GLIBCXX_USE_CXX11_ABI", str(abi)),
@@ -110,7 +110,7 @@ def torch_adapter():
         library_dirs=[lib],
         libraries=["c10", "torch_cpu"],
         runtime_library_dirs=[lib],
-        depends=["python/_stepprof/record_api.h"],
+        depends=["python/_stepprof/record_api.h", "python/_stepprof_torch/flops.h"],
         optional=True,
     )
 

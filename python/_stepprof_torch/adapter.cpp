@@ -31,6 +31,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "flops.h"
 #include "record_api.h"
 
 namespace {
@@ -38,7 +39,9 @@ namespace {
 const spx_record_api *api;
 at::CallbackHandle handle;
 int enabled;      /* enable() calls not yet disabled; under the GIL */
-int shapes_asked; /* of those, the ones with record_shapes */
+int shapes_asked; /* of those, the ones with record_shapes or with_flops */
+int flops_asked;  /* of those, the ones with with_flops */
+bool with_flops;  /* FLOPs computed for the ops logged */
 bool with_inputs; /* the registered callback takes the inputs */
 
 bool starts_with(const char *s, const char *prefix) { return std::strncmp(s, prefix, std::strlen(prefix)) == 0; }
@@ -86,6 +89,7 @@ struct Op {
     int64_t time_ns;
     size_t inputs_at, input_count;
     const char *name; /* interned (it names the op's range to the span), or "" */
+    uint64_t flops;   /* with_flops: torch's count; else 0 */
 };
 struct ShapeLog {
     std::mutex lock; /* the thread appends, the collecting thread takes */
@@ -150,8 +154,9 @@ void log_inputs(const at::RecordFunction &fn, const char *interned_name)
             put_type(log, at, 0, "");
         }
     }
+    uint64_t flops = with_flops && interned_name ? spx::torch_flops(interned_name, fn.inputs()) : 0;
     log->ops.push_back(Op{(int64_t)now.tv_sec * 1000000000 + now.tv_nsec, first, log->inputs.size() - first,
-                          interned_name ? interned_name : ""});
+                          interned_name ? interned_name : "", flops});
 }
 
 void clear_logs()
@@ -187,7 +192,8 @@ int flush_logs(sp_profiler *prof)
         for (size_t i = 0; i < ops.size(); i++) {
             const Op &op = taken.ops[i];
             ops[i] = sp_op_info{log->tid, op.time_ns, op.name, std::strlen(op.name),
-                                op.input_count ? &inputs[op.inputs_at] : nullptr, op.input_count, "", 0, 0};
+                                op.input_count ? &inputs[op.inputs_at] : nullptr, op.input_count, "", 0,
+                                op.flops};
         }
         sp_status st = ops.empty() ? SP_OK : api->add_op_info(prof, ops.data(), ops.size());
         if (st != SP_OK && st != SP_ESTATE) {
@@ -407,17 +413,22 @@ int register_callback()
  * them). */
 PyObject *enable(PyObject *, PyObject *args)
 {
-    int shapes = 0, memory = 0;
-    if (!PyArg_ParseTuple(args, "|pp:enable", &shapes, &memory)) return nullptr;
+    int shapes = 0, memory = 0, flops = 0;
+    if (!PyArg_ParseTuple(args, "|ppp:enable", &shapes, &memory, &flops)) return nullptr;
+    shapes = shapes || flops; /* FLOPs come from the inputs */
     if (!api) {
         PyErr_SetString(PyExc_RuntimeError, "attach() first");
         return nullptr;
     }
     enabled++;
     shapes_asked += shapes;
+    flops_asked += flops;
+    with_flops = flops_asked > 0;
     if (register_callback() < 0) {
         enabled--;
         shapes_asked -= shapes;
+        flops_asked -= flops;
+        with_flops = flops_asked > 0;
         return nullptr;
     }
     if (!memory) Py_RETURN_FALSE;
@@ -430,12 +441,14 @@ PyObject *enable(PyObject *, PyObject *args)
  * profiler's span. */
 PyObject *disable(PyObject *, PyObject *args)
 {
-    int shapes = 0, memory = 0;
+    int shapes = 0, memory = 0, flops = 0;
     PyObject *target = Py_None;
-    if (!PyArg_ParseTuple(args, "|pOp:disable", &shapes, &target, &memory)) return nullptr;
+    if (!PyArg_ParseTuple(args, "|pOpp:disable", &shapes, &target, &memory, &flops)) return nullptr;
     if (enabled == 0) Py_RETURN_NONE;
+    shapes = shapes || flops;
     enabled--;
     shapes_asked -= shapes && shapes_asked > 0;
+    flops_asked -= flops && flops_asked > 0;
     if (memory && memory_asked > 0 && --memory_asked == 0) pop_reporter();
     int rc = 0;
     if (target != Py_None) {
@@ -446,6 +459,7 @@ PyObject *disable(PyObject *, PyObject *args)
         at::removeCallback(handle);
         handle = 0;
         with_inputs = false;
+        with_flops = false;
         clear_logs();
     } else if (register_callback() < 0) {
         rc = -1;
@@ -480,11 +494,12 @@ PyObject *floor_off(PyObject *, PyObject *)
 PyMethodDef methods[] = {
     {"attach", attach, METH_O, "attach(capsule): record through stepprof._core's recording calls."},
     {"enable", enable, METH_VARARGS,
-     "enable(record_shapes=False, profile_memory=False): registers the RecordFunction callback "
-     "(counted), and with profile_memory takes torch's memory reports on this thread; returns "
-     "whether they come."},
+     "enable(record_shapes=False, profile_memory=False, with_flops=False): registers the "
+     "RecordFunction callback (counted), and with profile_memory takes torch's memory reports on "
+     "this thread; returns whether they come."},
     {"disable", disable, METH_VARARGS,
-     "disable(record_shapes=False, profiler_handle=None, profile_memory=False): undoes one "
+     "disable(record_shapes=False, profiler_handle=None, profile_memory=False, with_flops=False): "
+     "undoes one "
      "enable(), handing the input shapes logged so far to the profiler's span; the last one "
      "removes the callback."},
     {"is_enabled", is_enabled, METH_NOARGS, "True while the callback is registered."},

@@ -90,18 +90,19 @@ class TorchCapture:
     _handle(), which receives the input shapes with record_shapes) or
     end(None) when it is discarded."""
 
-    __slots__ = ("_on", "_shapes", "_memory", "_memory_warned")
+    __slots__ = ("_on", "_shapes", "_memory", "_flops", "_memory_warned")
 
-    def __init__(self, record_shapes=False, profile_memory=False):
+    def __init__(self, record_shapes=False, profile_memory=False, with_flops=False):
         self._on = False
         self._shapes = bool(record_shapes)
         self._memory = bool(profile_memory)
+        self._flops = bool(with_flops)
         self._memory_warned = False
 
     def begin(self):
         a = adapter()
         if a is not None and not self._on:
-            memory = a.enable(self._shapes, self._memory)
+            memory = a.enable(self._shapes, self._memory, self._flops)
             self._on = True
             if self._memory and not memory and not self._memory_warned:
                 self._memory_warned = True
@@ -112,4 +113,5 @@ class TorchCapture:
     def end(self, handle=None):
         if self._on:
             self._on = False
-            _adapter.disable(self._shapes, handle if self._shapes else None, self._memory)
+            _adapter.disable(self._shapes, handle if self._shapes or self._flops else None,
+                             self._memory, self._flops)

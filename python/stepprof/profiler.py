@@ -231,7 +231,7 @@ class Profiler(_PaddleAttributes, _core.Profiler):
                                       op_info=bool(record_shapes or with_flops)) if host else None
         # torch's operators through its RecordFunction callbacks, when torch
         # is imported (_torch_capture.py).
-        self._torch = _TorchCapture(record_shapes, profile_memory) if host else None
+        self._torch = _TorchCapture(record_shapes, profile_memory, with_flops) if host else None
         self._set_paddle_attributes(
             targets, _scheduler_value(scheduler) if isinstance(scheduler, (tuple, list))
             else scheduler, on_trace_ready, lambda: export_chrome_tracing("./profiler_log/"),

@@ -37,6 +37,7 @@ typedef struct group {
     uint64_t hash;
     int64_t self_cpu, cpu, self_gpu, gpu, count;
     int64_t self_cpu_mem, cpu_mem, self_dev_mem, dev_mem; /* bytes */
+    uint64_t flops; /* the FLOPs of its own runs (op supplements) */
     int64_t first_start, first_end; /* first occurrence: (start asc, end desc, */
     size_t first_thread, first_node; /*  thread asc, node asc) */
     double key;                      /* the sort key */
@@ -182,6 +183,36 @@ static int64_t *node_memory(const sp__model *m, const sp__thread_model *tm, int 
     return mem;
 }
 
+/* The FLOPs each node of tm ran itself (op supplements on it, with_flops),
+ * or NULL with *failed clear when none has any; NULL with *failed set when
+ * out of memory. */
+static uint64_t *node_flops(const sp__model *m, const sp__thread_model *tm, int *failed)
+{
+    const sp__thread *th = tm->thread;
+    *failed = 0;
+    int any = 0;
+    for (size_t k = 0; k < th->op_count; k++) any |= th->ops[k].flops > 0;
+    if (!any || tm->count == 0) return NULL;
+    uint64_t *flops = sp__alloc(sizeof *flops * tm->count);
+    int32_t *node_of = sp__alloc(sizeof *node_of * (th->count ? th->count : 1));
+    if (!flops || !node_of) {
+        sp__free(flops);
+        sp__free(node_of);
+        *failed = 1;
+        return NULL;
+    }
+    for (size_t e = 0; e < th->count; e++) node_of[e] = -1;
+    for (size_t i = 0; i < tm->count; i++) node_of[tm->nodes[i].event] = (int32_t)i;
+    for (size_t k = 0; k < th->op_count; k++) {
+        int32_t h = th->ops[k].host;
+        if (h < 0 || (size_t)h >= th->count || node_of[h] < 0) continue;
+        flops[node_of[h]] += th->ops[k].flops;
+    }
+    (void)m;
+    sp__free(node_of);
+    return flops;
+}
+
 static int collect_groups(const sp__model *m, groups *gs)
 {
     sp__buf name;
@@ -189,9 +220,11 @@ static int collect_groups(const sp__model *m, groups *gs)
     int rc = 0;
     for (size_t t = 0; t < m->thread_count && rc == 0; t++) {
         const sp__thread_model *tm = &m->threads[t];
-        int failed;
+        int failed, flops_failed;
         int64_t *mem = node_memory(m, tm, &failed);
-        if (failed) {
+        uint64_t *flops = failed ? NULL : node_flops(m, tm, &flops_failed);
+        if (failed || flops_failed) {
+            sp__free(mem);
             rc = -1;
             break;
         }
@@ -221,6 +254,7 @@ static int collect_groups(const sp__model *m, groups *gs)
                 g->cpu_mem += mem[4 * i + 1];
                 g->dev_mem += mem[4 * i + 3];
             }
+            if (flops) g->flops += flops[i];
             g->count++;
             if (earlier(e->start_ns, e->end_ns, t, i, g)) {
                 g->first_start = e->start_ns;
@@ -230,6 +264,7 @@ static int collect_groups(const sp__model *m, groups *gs)
             }
         }
         sp__free(mem);
+        sp__free(flops);
     }
     sp__buf_fini(&name);
     return rc;
@@ -391,7 +426,7 @@ static void fmt_memory(char *out, size_t size, int64_t bytes)
         snprintf(out, size, "%lld B", (long long)bytes);
 }
 
-#define MAX_COLS 15
+#define MAX_COLS 16 /* name, 5 CPU, 4 device, 4 memory, calls, FLOPs */
 
 /* How a table is laid out beyond its rows. */
 typedef struct layout {
@@ -407,6 +442,7 @@ static int render(const groups *gs, const layout *lay, sp__buf *out)
     int64_t sum_self_cpu = 0, sum_self_gpu = 0;
     size_t name_width = 0, longest = 0;
     int has_gpu = 0, has_dev_mem = 0;
+    uint64_t least_flops = 0; /* the smallest positive group FLOPs: the column's unit */
     const char *unit = lay->time_unit;
     for (size_t i = 0; i < gs->n; i++)
         if (gs->g[i].len > longest) longest = gs->g[i].len;
@@ -421,6 +457,7 @@ static int render(const groups *gs, const layout *lay, sp__buf *out)
         sum_self_gpu += g->self_gpu;
         has_gpu |= g->gpu > 0 || g->self_gpu > 0;
         has_dev_mem |= g->self_dev_mem > 0;
+        if (g->flops && (!least_flops || g->flops < least_flops)) least_flops = g->flops;
         sp__fmt_name(name, name_bytes, "", g->name, lay->cut_above, lay->keep);
         size_t len = u8len(name);
         if (len > name_width) name_width = len;
@@ -440,6 +477,18 @@ static int render(const groups *gs, const layout *lay, sp__buf *out)
     for (size_t c = 0; has_gpu && c < 4; c++) cells[ncols++] = gpu_head[c];
     for (size_t c = 0; with_memory && c < (has_dev_mem ? 4u : 2u); c++) cells[ncols++] = mem_head[c];
     cells[ncols++] = "# of Calls";
+    /* torch's auto_scale_flops: the unit of the smallest positive count. */
+    static const char *const flops_head[] = {"Total FLOPs", "Total KFLOPs", "Total MFLOPs",
+                                             "Total GFLOPs", "Total TFLOPs", "Total PFLOPs"};
+    int flops_unit = 0;
+    double flops_scale = 1.0;
+    if (least_flops) {
+        while (flops_unit < 5 && (double)least_flops / flops_scale >= 1000.0) {
+            flops_unit++;
+            flops_scale *= 1000.0;
+        }
+        cells[ncols++] = flops_head[flops_unit];
+    }
     put_sep(out, name_width, ncols);
     put_row(out, cells, ncols, name_width);
     put_sep(out, name_width, ncols);
@@ -473,7 +522,13 @@ static int render(const groups *gs, const layout *lay, sp__buf *out)
                 fmt_memory(text[c++], sizeof text[0], g->self_dev_mem);
             }
         }
-        snprintf(text[c], sizeof text[c], "%lld", (long long)g->count);
+        snprintf(text[c++], sizeof text[0], "%lld", (long long)g->count);
+        if (least_flops) {
+            if (g->flops)
+                snprintf(text[c], sizeof text[0], "%8.3f", (double)g->flops / flops_scale);
+            else
+                snprintf(text[c], sizeof text[0], "--");
+        }
         put_row(out, cells, ncols, name_width);
     }
     put_sep(out, name_width, ncols);

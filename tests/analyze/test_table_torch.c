@@ -275,6 +275,35 @@ static void test_table_torch_only_child_of_its_name_is_merged(void)
     done(&b);
 }
 
+/* with_flops: an op's FLOPs (its op supplements') sum by name into the last
+ * column, in the unit of the smallest positive sum (torch's
+ * auto_scale_flops: 1,500 -> KFLOPs), "--" for none. On the nested
+ * fixture: aten::addmm 2,000,000 + 1,000,000 = 3000.000 KFLOPs, aten::t 1,500
+ * = 1.500 KFLOPs, aten::linear and aten::copy_ "--". */
+static void test_table_torch_flops_column(void)
+{
+    built b;
+    b.r = sp__result_new();
+    CHECK(b.r != NULL);
+    b.r->span_start_ns = 0;
+    b.r->span_end_ns = 2 * 1000 * MS;
+    fixture_add_thread(b.r, 100, "main", nested, N(nested));
+    sp__thread *t = &b.r->threads[0];
+    const struct { int64_t ts; const char *op; uint64_t flops; } ops[] = {
+        {15 * US, "aten::t", 1500}, {25 * US, "aten::addmm", 2000000}, {215 * US, "aten::addmm", 1000000}};
+    for (size_t i = 0; i < N(ops); i++) {
+        fixture_add_op(b.r, t, ops[i].ts, ops[i].op, "", "X:float:2x2");
+        t->ops[t->op_count - 1].flops = ops[i].flops;
+    }
+    CHECK_EQ(0, sp__attribute(b.r));
+    CHECK_EQ(0, sp__model_build(&b.m, b.r));
+    sp__buf_init(&b.text);
+    const char *text = table(&b, NULL, 100);
+    fixture_check_golden("torch_flops.txt", text);
+    CHECK(strstr(text, "Total KFLOPs") != NULL);
+    done(&b);
+}
+
 static void test_table_torch_empty_model(void)
 {
     built b;
@@ -569,6 +598,7 @@ int main(void)
     RUN_TEST(test_table_torch_zero_length_nan);
     RUN_TEST(test_table_torch_long_names_cut);
     RUN_TEST(test_table_torch_only_child_of_its_name_is_merged);
+    RUN_TEST(test_table_torch_flops_column);
     RUN_TEST(test_table_torch_empty_model);
     RUN_TEST(test_table_torch_device_columns);
     RUN_TEST(test_table_torch_out_of_memory);

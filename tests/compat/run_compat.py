@@ -82,7 +82,8 @@ def torch_pair(build, pair):
         return 77
     shutil.rmtree(pair, ignore_errors=True)
     mlp = os.path.join(HERE, '..', 'python', 'torch_mlp.py')
-    r = subprocess.run([python, mlp, 'both', '--tb', pair, '--steps', '6', '--width', '8', '--out', pair],
+    r = subprocess.run([python, mlp, 'both', '--tb', pair, '--steps', '7', '--active', '4', '--width', '16',
+                        '--out', pair],
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     if r.returncode != 0:
         print(r.stderr.decode('utf-8', 'replace')[-2000:])

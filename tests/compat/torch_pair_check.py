@@ -4,8 +4,9 @@ Python, which has torch) profiles one training loop with torch.profiler and
 stepprof.profiler at once, each writing its trace with its
 tensorboard_trace_handler into PAIR/torch and PAIR/stepprof. Here, with the
 compat venv's viewers:
-  - the TensorBoard plugin's Overview: every category's share of the step
-    (DataLoader, CPU Exec, Other, ...) within 5 percentage points of torch's.
+  - the TensorBoard plugin's Overview: every category's share of the inner
+    steps (all but the first and the last, where each profiler's start and
+    stop fall in the other's steps) within 5 percentage points of torch's.
     torch 2 writes the DataLoader's range as a user_annotation, which the
     plugin does not count as DataLoader; stepprof writes a cpu_op, so that
     the plugin shows DataLoader time. Where torch's trace has no DataLoader
@@ -43,13 +44,21 @@ def trace_file(d):
 
 
 def plugin_views(path):
-    """(overview shares in %, {operator: calls}) as the plugin makes them."""
+    """(overview shares in %, {operator: calls}) as the plugin makes them.
+    The shares are those of the steps between the first and the last: when
+    both profilers run at once, each one's start lies in the other's first
+    step and each one's stop and trace writing in the other's last, which
+    on a loaded machine moves those steps' shares by more than the
+    tolerance; the inner steps are the same for both."""
     with tempfile.TemporaryDirectory() as cache:
         data = RunProfileData.parse('worker0', None, path, cache)
         profile = RunGenerator('worker0', None, data).generate_run_profile()
-    avg = data.avg_costs.costs
-    total = avg[ProfileRole.Total]
-    shares = {r.name: 100.0 * avg[r] / total for r in ProfileRole if r != ProfileRole.Total}
+    inner = data.steps_costs[1:-1]
+    if not inner:
+        sys.exit('torch_pair_check: %s: fewer than 3 steps (%s)' % (path, data.steps_names))
+    total = sum(c.costs[ProfileRole.Total] for c in inner)
+    shares = {r.name: 100.0 * sum(c.costs[r] for c in inner) / total
+              for r in ProfileRole if r != ProfileRole.Total}
     ops = {row['name']: row['calls'] for row in profile.operation_table_by_name['data']}
     return shares, ops
 

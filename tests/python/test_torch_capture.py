@@ -252,3 +252,42 @@ def test_torch_profile_memory_records_torchs_allocations(tmp_path):
     assert got["ours"] and got["ours"] == got["theirs"]
     assert 256 * 256 * 4 in got["ours"]  # the weight's gradient
     assert got["summary"]
+
+
+FLOPS = r"""
+import json, re, torch
+import stepprof.torch_profiler as stp
+x, w, b = torch.randn(16, 32), torch.randn(64, 32), torch.randn(64)
+img, k = torch.randn(2, 3, 8, 8), torch.randn(4, 3, 3, 3)
+def work():
+    torch.nn.functional.linear(x, w, b)
+    torch.mm(x, w.t())
+    torch.nn.functional.conv2d(img, k, stride=2, padding=1)
+    x * 2
+    x + x
+    torch.bmm(torch.randn(2, 3, 4), torch.randn(2, 4, 5))
+tables = []
+for prof in (torch.profiler, stp):
+    with prof.profile(activities=[prof.ProfilerActivity.CPU], with_flops=True) as p:
+        work()
+    tables.append(p.key_averages().table(sort_by="count", row_limit=-1))
+print(json.dumps(tables))
+"""
+
+
+@needs_torch
+def test_torch_with_flops_counts_as_torch(tmp_path):
+    out, _ = run_python(["-c", FLOPS], cwd=str(tmp_path))
+    theirs, ours = json.loads(out.strip().splitlines()[-1])
+
+    def flops(table):
+        lines = table.splitlines()
+        header = re.split(r"\s{2,}", lines[1].strip())
+        col = header.index("Total FLOPs")
+        return {re.split(r"\s{2,}", line.strip())[0]: re.split(r"\s{2,}", line.strip())[col]
+                for line in lines[3:] if line and not line.startswith(("---", "Self"))}
+    got = flops(ours)
+    got.pop("ProfilerStep*")  # stepprof has steps without a schedule too (docs/python.md)
+    assert got == flops(theirs)
+    assert got["aten::addmm"] == "65536.000" and got["aten::conv2d"] == "6912.000"
+    assert got["aten::bmm"] == "240.000" and got["aten::linear"] == "--"

@@ -1,10 +1,10 @@
 """A small torch training loop (an MLP, SGD, a torch DataLoader) profiled by
 torch.profiler or by stepprof.profiler, for tests/python/test_torch_capture.py.
-Both record steps 2 to 4 (torch: schedule(wait=1, warmup=1, active=3);
-stepprof: (2, 5)) and print one JSON line: the key_averages-style table of
+Both record steps 2 to 1 + ACTIVE (torch: schedule(wait=1, warmup=1,
+active=ACTIVE); stepprof: (2, 2 + ACTIVE)), ACTIVE 3 unless --active, and print one JSON line: the key_averages-style table of
 the recorded steps sorted by count, and the stepprof trace's path.
 
-    python torch_mlp.py torch|stepprof|both [--workers N] [--out DIR] [--tb DIR] [--steps N] [--width W]
+    python torch_mlp.py torch|stepprof|both [--workers N] [--out DIR] [--tb DIR] [--steps N] [--width W] [--active N]
 
 both: stepprof's profiler inside torch's, each printing its own table (stepprof steps
 first, so that the longer stop, torch's, falls outside stepprof's steps).
@@ -25,6 +25,7 @@ parser.add_argument("--workers", type=int, default=0)
 parser.add_argument("--out", default=".")
 parser.add_argument("--tb", default=None)
 parser.add_argument("--steps", type=int, default=6)
+parser.add_argument("--active", type=int, default=3, help="steps recorded, from step 2")
 # Wider layers and batches make steps long against the profilers' own start
 # and stop, which fall inside the other profiler's steps when both run.
 parser.add_argument("--width", type=int, default=1, help="layer width and batch size factor")
@@ -62,14 +63,14 @@ def torch_ready(prof):
 
 def torch_profile():
     return torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
-                                  schedule=torch.profiler.schedule(wait=1, warmup=1, active=3),
+                                  schedule=torch.profiler.schedule(wait=1, warmup=1, active=args.active),
                                   on_trace_ready=torch_ready)
 
 
 def stepprof_profile():
     handler = (sp.tensorboard_trace_handler(os.path.join(args.tb, "stepprof")) if args.tb
                else sp.export_chrome_tracing(args.out))
-    return sp.Profiler(scheduler=(2, 5), on_trace_ready=handler)
+    return sp.Profiler(scheduler=(2, 2 + args.active), on_trace_ready=handler)
 
 
 if args.which == "torch":
