@@ -47,34 +47,34 @@ if [ ! -f "$VENV/.stepprof-tools" ]; then
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip setuptools pytest
     touch "$VENV/.stepprof-tools"
 fi
-# A failed install is retried after a day, so that one network failure does
-# not skip the paddle tests for good. paddle is pinned to the versions the
-# capture supports (python/stepprof/_paddle_capture.py SUPPORTED): a newer
-# major would turn capture off and fail the comparison, not skip it.
-find "$VENV" -maxdepth 1 -name .stepprof-paddle-failed -mmin +1440 -delete 2>/dev/null
-if [ "${STEPPROF_PADDLE:-1}" = 1 ] && [ ! -f "$VENV/.stepprof-paddle" ] &&
-    [ ! -f "$VENV/.stepprof-paddle-failed" ]; then
-    echo "stepprof: installing ${PADDLE_SPEC:-paddlepaddle>=3,<4} (CPU) for the paddle comparison tests"
-    if "$VENV/bin/python" -m pip install -q --disable-pip-version-check --timeout 30 --retries 1 \
-        "${PADDLE_SPEC:-paddlepaddle>=3,<4}" >"$VENV/.stepprof-paddle-log" 2>&1; then
-        touch "$VENV/.stepprof-paddle"
-    else
-        tail -n 3 "$VENV/.stepprof-paddle-log" >"$VENV/.stepprof-paddle-failed"
-        echo "stepprof: could not install paddlepaddle; its tests will skip (see $VENV/.stepprof-paddle-failed)" >&2
+# install_once NAME ENABLED SPEC WHY: pip-installs SPEC into the venv once
+# (marker .stepprof-NAME), unless ENABLED is not 1. A failed install leaves
+# .stepprof-NAME-failed with pip's last lines, which the tests' skip reason
+# quotes, and is retried after a day, so that one network failure does not
+# skip those tests for good.
+install_once() {
+    name=$1 enabled=$2 spec=$3 why=$4
+    find "$VENV" -maxdepth 1 -name ".stepprof-$name-failed" -mmin +1440 -delete 2>/dev/null
+    if [ "$enabled" != 1 ] || [ -f "$VENV/.stepprof-$name" ] || [ -f "$VENV/.stepprof-$name-failed" ]; then
+        return 0
     fi
-fi
-find "$VENV" -maxdepth 1 -name .stepprof-torch-failed -mmin +1440 -delete 2>/dev/null
-if [ "${STEPPROF_TORCH:-1}" = 1 ] && [ ! -f "$VENV/.stepprof-torch" ] &&
-    [ ! -f "$VENV/.stepprof-torch-failed" ]; then
-    echo "stepprof: installing ${TORCH_SPEC:-torch>=2.4,<3} for the torch capture tests (about 3 GB the first time)"
+    echo "stepprof: installing $spec $why"
     if "$VENV/bin/python" -m pip install -q --disable-pip-version-check --timeout 30 --retries 1 \
-        "${TORCH_SPEC:-torch>=2.4,<3}" >"$VENV/.stepprof-torch-log" 2>&1; then
-        touch "$VENV/.stepprof-torch"
+        "$spec" >"$VENV/.stepprof-$name-log" 2>&1; then
+        touch "$VENV/.stepprof-$name"
     else
-        tail -n 3 "$VENV/.stepprof-torch-log" >"$VENV/.stepprof-torch-failed"
-        echo "stepprof: could not install torch; its tests will skip (see $VENV/.stepprof-torch-failed)" >&2
+        tail -n 3 "$VENV/.stepprof-$name-log" >"$VENV/.stepprof-$name-failed"
+        echo "stepprof: could not install $spec; its tests will skip (see $VENV/.stepprof-$name-failed)" >&2
     fi
-fi
+}
+# paddle is pinned to the versions the capture supports
+# (python/stepprof/_paddle_capture.py SUPPORTED): a newer major would turn
+# capture off and fail the comparison, not skip it.
+install_once paddle "${STEPPROF_PADDLE:-1}" "${PADDLE_SPEC:-paddlepaddle>=3,<4}" \
+    "(CPU) for the paddle comparison tests"
+# torch before the package, whose torch adapter compiles against it.
+install_once torch "${STEPPROF_TORCH:-1}" "${TORCH_SPEC:-torch>=2.4,<3}" \
+    "for the torch capture tests (about 3 GB the first time)"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps .
 # make bench only needs the package installed.
 [ "${STEPPROF_INSTALL_ONLY:-0}" = 1 ] && exit 0

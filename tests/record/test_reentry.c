@@ -98,6 +98,22 @@ static void main_work(int pairs)
     }
 }
 
+/* A POSIX timer on clock that sends signo to the calling thread after
+ * ns, and every ns after that when periodic. */
+static timer_t signal_this_thread(int signo, clockid_t clock, long ns, int periodic)
+{
+    timer_t timer;
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = signo;
+    sev._sigev_un._tid = gettid();
+    CHECK_EQ(0, timer_create(clock, &sev, &timer));
+    struct itimerspec when = {{0, periodic ? ns : 0}, {0, ns}};
+    CHECK_EQ(0, timer_settime(timer, 0, &when, NULL));
+    return timer;
+}
+
 static void check_per_thread_drops(const sp_result *r)
 {
     uint64_t per_thread = 0;
@@ -191,15 +207,7 @@ static void *work_with_a_filling_signal(void *unused)
     sigemptyset(&usr2);
     sigaddset(&usr2, SIGUSR2);
     CHECK_EQ(0, pthread_sigmask(SIG_BLOCK, &usr2, &old));
-    timer_t timer;
-    struct sigevent sev;
-    memset(&sev, 0, sizeof sev);
-    sev.sigev_notify = SIGEV_THREAD_ID;
-    sev.sigev_signo = SIGUSR2;
-    sev._sigev_un._tid = gettid();
-    CHECK_EQ(0, timer_create(CLOCK_MONOTONIC, &sev, &timer));
-    struct itimerspec once = {{0, 0}, {0, 1000000}};
-    CHECK_EQ(0, timer_settime(timer, 0, &once, NULL));
+    timer_t timer = signal_this_thread(SIGUSR2, CLOCK_MONOTONIC, 1000000, 0);
     waiting = old;
     sigdelset(&waiting, SIGUSR2);
     while (filler_instants == 0) sigsuspend(&waiting);
@@ -243,15 +251,7 @@ static void sigprof_run(size_t cap, int expect_main_exact)
     sigaddset(&prof, SIGPROF);
     sp_profiler *p = begin_profiling(cap);
     handler_ranges = handler_instants = 0;
-    timer_t timer;
-    struct sigevent sev;
-    memset(&sev, 0, sizeof sev);
-    sev.sigev_notify = SIGEV_THREAD_ID;
-    sev.sigev_signo = SIGPROF;
-    sev._sigev_un._tid = gettid();
-    CHECK_EQ(0, timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &timer));
-    struct itimerspec every = {{0, 100000}, {0, 100000}}; /* 10 kHz */
-    CHECK_EQ(0, timer_settime(timer, 0, &every, NULL));
+    timer_t timer = signal_this_thread(SIGPROF, CLOCK_THREAD_CPUTIME_ID, 100000, 1); /* 10 kHz */
     uint64_t main_pairs = 0;
     for (int round = 0; round < 3000 && handler_ranges < 400; round++) {
         main_work(100);
