@@ -328,6 +328,25 @@ static void test_roundtrip_json_keeps_cpu_tables(void)
     sp_result_release(live);
 }
 
+/* CPU utilisation at a rounding edge: 35.37496% prints 35.37; six decimals
+ * of the fraction (0.353750) would load back as 35.375 and print 35.38. */
+static void test_roundtrip_json_keeps_cpu_utilization_digits(void)
+{
+    sp_result *live = fixture_result(0);
+    live->meta.cpu_process = 0.3537496;
+    const char *path = path_of("cpu_edge.json");
+    CHECK_OK(sp_result_export(live, path, SP_FORMAT_JSON));
+    sp_result *loaded = load(path);
+    if (loaded) {
+        CHECK(loaded->meta.cpu_process == live->meta.cpu_process);
+        flag_mask = ~(unsigned)SP_EVENT_FLAG_UNCLOSED;
+        check_same(live, loaded);
+        flag_mask = ~0u;
+        sp_result_release(loaded);
+    }
+    sp_result_release(live);
+}
+
 /* A span recorded for real: nested ranges, copied names, instants,
  * counters, memory events, two threads. */
 static void *worker(void *arg)
@@ -526,6 +545,7 @@ int main(void)
     CHECK(mkdtemp(dir) != NULL);
     RUN_TEST(test_roundtrip_pb_keeps_every_table);
     RUN_TEST(test_roundtrip_json_keeps_cpu_tables);
+    RUN_TEST(test_roundtrip_json_keeps_cpu_utilization_digits);
     RUN_TEST(test_roundtrip_recorded_span);
     RUN_TEST(test_load_paddle_file);
     RUN_TEST(test_load_empty_result);
