@@ -316,6 +316,9 @@ def install():
         prof = profiler.Profiler(scheduler=scheduler, on_trace_ready=handler, perf_summary=False)
     finally:
         _state["creating"] = False
+    # A run prints its two lines and nothing else: that forked workers are
+    # not profiled is `stepprof run`'s documented rule, not news each run.
+    prof._fork_said = True
     _state.update(prof=prof, steps=0, pid=os.getpid())
     hooks = {"paddle.optimizer": _hook_paddle, "torch.optim.optimizer": _hook_torch,
              "torch": _torch_imported}
