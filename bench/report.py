@@ -65,6 +65,9 @@ TARGETS = [
     ("env_over_explicit_range", "<=", 1.05,
      "range under the environment's profiler <= the explicit API's (+5% round-to-round noise)",
      "{:.2f}x"),
+    ("zero_code_injected_over_explicit", "<=", 1.05,
+     "Python step under `stepprof run` <= under the explicit API (+5% round-to-round noise)",
+     "{:.3f}x"),
     ("torch_capture_over_floor_ns", "<=", 30.0,
      "torch op capture: <= 30 ns per event above an empty RecordFunction callback",
      "{:+.1f} ns"),
@@ -125,6 +128,9 @@ CONTEXT = [
     ("nvtx_noop_pair_ns", "NVTX push+pop with no tool loaded (the no-op floor), ns"),
     ("nvtx_range_cost_ns", "NVTX push+pop through the injection, above the no-op, ns"),
     ("sp_range_cost_ns", "stepprof range (libstepprof.so), above the empty loop, ns"),
+    ("zero_code_step_none_us", "Python MLP step (256-512-10, batch 64) unprofiled, us"),
+    ("zero_code_explicit_over_none", "Python MLP step under the explicit API / unprofiled, x"),
+    ("zero_code_injected_over_none", "Python MLP step under `stepprof run` / unprofiled, x"),
     ("torch_event_none_ns", "torch op-heavy loop unprofiled, ns per event (absolute)"),
     ("torch_event_floor_ns", "torch: empty RecordFunction callback (the floor), ns per event"),
     ("torch_event_stepprof_ns", "torch: stepprof capture, ns per event"),
@@ -187,6 +193,7 @@ PLAUSIBLE = {
     "torch_shapes_over_torch_shapes": (0.01, 100.0),  # logging inputs is never free
     "nvtx_over_sp_range": (0.05, 100.0),  # both record the same range
     "env_over_explicit_range": (0.2, 100.0),  # the same recorder: far off means noise
+    "zero_code_injected_over_explicit": (0.2, 100.0),
 }
 
 # Targets whose figure is a time or a rate: contention changes them, so a
@@ -198,7 +205,7 @@ TIMING = {"record_pair_over_tsc2", "closed_minus_empty_ns", "amortized_ns_per_ra
           "python_record_event_ns", "paddle_mlp_step_ratio", "paddle_op_step_over_paddle",
           "paddle_stop_speedup", "torch_capture_over_floor_ns", "torch_whole_over_torch",
           "torch_mlp_step_ratio", "torch_shapes_over_torch_shapes", "nvtx_over_sp_range",
-          "env_over_explicit_range"}
+          "env_over_explicit_range", "zero_code_injected_over_explicit"}
 
 # Control figures per benchmark program: (metric, kind, limit, what it is).
 # "ratio": the median must lie within limit of 1.0 (an arithmetic control
@@ -436,6 +443,7 @@ def main():
         else:  # bench_paddle said "skipped": no control to vouch for, nothing measured
             notes.append("bench_paddle: paddle is not installed in the venv (make test-python "
                          "installs it), so the paddle targets are not measured")
+        run([venv_python, "bench/bench_zero_code.py"], metrics, notes)
         found = measure("bench_torch", [venv_python, "bench/bench_torch.py"], metrics, notes)
         if "torch_mlp_step_ratio" in metrics:
             contended += [f"bench_torch: {c}" for c in found]
