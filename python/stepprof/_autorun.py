@@ -255,23 +255,61 @@ def _after_import(hooks):
         sys.meta_path.insert(0, _Finder(pending))
 
 
-def program_profiler(scheduler, on_trace_ready):
+def program_profiler(scheduler, on_trace_ready, targets):
     """Called as the program creates a stepprof.profiler.Profiler: the first
     one it makes takes the injected profiler's place, as in C (docs/c-api.md,
     "A program that makes its own profiler too"). The injected one is stopped
     (a span it was recording is written) and counts no more steps; the
-    program's gets the run's steps and output directory. Returns the
-    (scheduler, on_trace_ready) the program's profiler uses."""
+    program's gets the run's steps, targets and trace handler (the format,
+    the summary tables beside the trace, the end line: the C library's,
+    src/inject/env.c). Returns the (scheduler, on_trace_ready, targets) the
+    program's profiler uses."""
     prof = _state["prof"]
     if prof is None or _state.get("creating") or os.getpid() != _state["pid"]:
-        return scheduler, on_trace_ready
+        return scheduler, on_trace_ready, targets
     _state["prof"] = None
     _state["adopted"] = True
     try:
         prof.stop()
     except Exception as e:  # its span is lost; the program's profiler goes on
         sys.stderr.write(f"stepprof: stopping the injected profiler failed: {e}\n")
-    return _settings()
+    scheduler, handler = _settings()
+    return scheduler, _EnvHandler(), _targets()
+
+
+def _targets():
+    """STEPPROF_TARGETS as the Profiler takes them: with gpu, None (what can
+    be traced, the GPU when there is one, with no warning when there is
+    none, as the run's own profiler); cpu alone, the CPU."""
+    from .profiler import ProfilerTarget
+    names = [n.strip() for n in os.environ.get("STEPPROF_TARGETS", "cpu,gpu").split(",")]
+    return None if "gpu" in names else [ProfilerTarget.CPU]
+
+
+def _env_handler_class():
+    from ._handlers import TraceHandler
+
+    class EnvHandler(TraceHandler):
+        """The C library's handler for the run (STEPPROF_OUT, STEPPROF_FORMAT,
+        the .summary.txt beside each trace), made by the core from its spec."""
+
+        __slots__ = ()
+
+        def __init__(self):  # nothing to check: the core made it at load already
+            self.kind, self.dir_name = "env", os.environ.get("STEPPROF_OUT", "./profiler_log/")
+            self.worker_name, self.use_gzip = None, os.environ.get("STEPPROF_FORMAT") == "json.gz"
+
+        def _spec(self):
+            return ("env",)
+
+    return EnvHandler
+
+
+def _EnvHandler():
+    cls = _state.get("env_handler_class")
+    if cls is None:
+        cls = _state["env_handler_class"] = _env_handler_class()
+    return cls()
 
 
 def _settings():

@@ -229,8 +229,8 @@ class Profiler(_PaddleAttributes, _core.Profiler):
         # Under `stepprof run`, the program's first profiler takes the
         # injected one's place, with the run's steps and output (_autorun.py).
         if "stepprof._autorun" in sys.modules:
-            scheduler, on_trace_ready = sys.modules["stepprof._autorun"].program_profiler(
-                scheduler, on_trace_ready)
+            scheduler, on_trace_ready, targets = sys.modules["stepprof._autorun"].program_profiler(
+                scheduler, on_trace_ready, targets)
         self._last_trace_path = None
         self._perf_summary = _wants_perf_summary(perf_summary,
                                                 _torch_dialect(scheduler, on_trace_ready))

@@ -282,6 +282,29 @@ def test_zero_code_program_profiler_takes_over(tmp_path):
     assert len(files) == 1, r.stderr
     assert step_names(load_trace(files[0])) == steps(2, 4)
     assert own_lines(r.stderr)[-1].startswith("stepprof: wrote "), r.stderr
+    assert len(own_lines(r.stderr)) == 2, r.stderr
+    # The run's trace handler, as for the injected profiler: the summary
+    # tables beside the trace.
+    summary = files[0][:-len(".json")] + ".summary.txt"
+    assert "Overview Summary" in open(summary).read()
+
+
+def test_zero_code_program_profiler_takes_the_runs_format(tmp_path):
+    """--format json.gz reaches the program's own profiler too."""
+    (tmp_path / "own.py").write_text(
+        "import stepprof.profiler as profiler\n"
+        "prof = profiler.Profiler(scheduler=(0, 1), perf_summary=False)\n"
+        "prof.start()\n"
+        "for _ in range(6):\n"
+        "    prof.step()\n"
+        "prof.stop()\n")
+    r = run(["--steps", "1:3", "--format", "json.gz", "--out", "traces", "--", sys.executable,
+             "own.py"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    files = trace_files(tmp_path / "traces")
+    assert len(files) == 1 and files[0].endswith(".paddle_trace.json.gz"), (files, r.stderr)
+    assert step_names(load_trace(files[0])) == steps(1, 3)
+    assert os.path.exists(files[0][:-len(".json.gz")] + ".summary.txt")
 
 
 def test_zero_code_python_m_stepprof_run(tmp_path):
