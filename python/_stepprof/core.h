@@ -89,5 +89,8 @@ PyObject *spx_capture(sp_status (*fn)(FILE *out, void *ctx), void *ctx);
  * benchmark timer without an event (load_timer.c). */
 PyObject *spx_reader_load_begin(PyObject *mod, PyObject *arg);
 PyObject *spx_reader_load_end(PyObject *mod, PyObject *unused);
+/* main_watch.c: `stepprof run --step-fn __main__:NAME`. */
+PyObject *spx_watch_main(PyObject *mod, PyObject *args);
+PyObject *spx_watching(PyObject *mod, PyObject *unused);
 
 #endif

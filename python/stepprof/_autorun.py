@@ -186,6 +186,19 @@ def _hook_torch(module):
         register(_torch_step_hook)
 
 
+def _core_module():
+    from . import _core
+    return _core
+
+
+def _main_step_fn_found(qualname):
+    """The first call of __main__'s step function has returned
+    (python/_stepprof/main_watch.c): it ends a step, and the function is
+    wrapped for the calls after it."""
+    step_seen()
+    _hook_step_fn(sys.modules["__main__"], qualname)
+
+
 def _hook_step_fn(module, qualname):
     owner, parts = module, qualname.split(".")
     for p in parts[:-1]:
@@ -358,12 +371,18 @@ def install():
     # not profiled is `stepprof run`'s documented rule, not news each run.
     prof._fork_said = True
     _state.update(prof=prof, steps=0, pid=os.getpid())
-    hooks = {"paddle.optimizer": _hook_paddle, "torch.optim.optimizer": _hook_torch,
-             "torch": _torch_imported}
+    hooks = {"torch": _torch_imported}
     step_fn = os.environ.get("STEPPROF_STEP_FN")
     if step_fn:
+        # The function named is the step: optimizer steps inside it (several,
+        # with gradient accumulation) end none.
         mod, _, qual = step_fn.partition(":")
-        hooks[mod] = lambda m, q=qual: _hook_step_fn(m, q)
+        if mod == "__main__":
+            _core_module()._watch_main(qual, lambda q=qual: _main_step_fn_found(q))
+        else:
+            hooks[mod] = lambda m, q=qual: _hook_step_fn(m, q)
+    else:
+        hooks.update({"paddle.optimizer": _hook_paddle, "torch.optim.optimizer": _hook_torch})
     _after_import(hooks)
     import atexit
     atexit.register(_write_status)  # the count is final: no step ends at exit
