@@ -275,13 +275,15 @@ class profile(_sp.Profiler):
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0,
                      group_by_overload_name=False, include_python_functions=False):
         """The most recent span's events grouped by name, as a list of
-        FunctionEventAvg with table() (torch's EventList.table). Input
-        shapes, stacks and overload names are not part of the events, so the
-        grouping options group by name alone."""
-        del group_by_input_shape, group_by_stack_n, group_by_overload_name
+        FunctionEventAvg with table() (torch's EventList.table);
+        group_by_input_shape groups by name and input shapes (record_shapes)
+        as torch's, and table() shows torch's Input Shapes column. Stacks and
+        overload names are not part of the events, so those options group by
+        name alone."""
+        del group_by_stack_n, group_by_overload_name
         del include_python_functions
         result = self.get_result()
-        return _KeyAverages(result)
+        return _KeyAverages(result, group_by_input_shape)
 
     def events(self):
         """The most recent span's ranges as FunctionEvent objects (every
