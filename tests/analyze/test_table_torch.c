@@ -664,6 +664,31 @@ static void test_table_torch_group_by_input_shapes(void)
     CHECK(strstr(text, "Input Shapes") == NULL);
     const char *addmm = strstr(text, " aten::addmm  ");
     CHECK(addmm && strstr(addmm + 1, " aten::addmm  ") == NULL);
+
+    /* Each allocation failing in turn: the same table, or -1. */
+    o.by_input_shapes = 1;
+    o.max_shapes_width = 80;
+    sp__buf want;
+    sp__buf_init(&want);
+    sp__alloc_fail_at(0);
+    CHECK_EQ(0, sp__torch_table_with(&b.m, &o, &want));
+    uint64_t made = sp__alloc_fail_at(0), failures = 0;
+    for (uint64_t k = 1; k <= made; k++) {
+        sp__buf out;
+        sp__buf_init(&out);
+        sp__alloc_fail_at(k);
+        int rc = sp__torch_table_with(&b.m, &o, &out);
+        sp__alloc_fail_at(0);
+        if (rc == 0) {
+            CHECK_STR_EQ(sp__buf_cstr(&want), sp__buf_cstr(&out));
+        } else {
+            CHECK_EQ(-1, rc);
+            failures++;
+        }
+        sp__buf_fini(&out);
+    }
+    CHECK(failures > 0);
+    sp__buf_fini(&want);
     done(&b);
 }
 
