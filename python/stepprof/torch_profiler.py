@@ -290,7 +290,9 @@ class profile(_sp.Profiler):
         """The most recent span's ranges as FunctionEvent objects (every
         thread's, by start time): name, thread, start_us, end_us,
         cpu_time_total and self_cpu_time_total in us, count (1), cpu_parent,
-        cpu_children; device and memory fields 0."""
+        cpu_children, input_shapes (record_shapes); device and memory fields
+        0. As torch's, a range that is the only child of one of its own name
+        is merged into it."""
         return _function_events(self.get_result())
 
     def export_chrome_trace(self, path, use_python_export=False, cuda_graph_annotations=None,
