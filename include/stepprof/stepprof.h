@@ -934,12 +934,12 @@ SP_API sp_status sp_result_op_input(const sp_result *result, size_t t, size_t i,
 
 /* One allocation or free of a result, read back with sp_result_mem_event. */
 typedef struct sp_mem_event_info {
-    int64_t ts_ns;         /* on the span's time line */
+    int64_t ts_ns; /* on the span's time line */
     sp_mem_event_type type;
-    const char *place;     /* "Place(cpu)", "Place(gpu:0)" (borrowed) */
-    sp_mem_info info;      /* as reported: bytes negative for a free */
-    int64_t event;         /* the innermost range of its thread containing ts_ns
-                              (index as for sp_result_event), -1 for none */
+    const char *place; /* "Place(cpu)", "Place(gpu:0)" (borrowed) */
+    sp_mem_info info;  /* as reported: bytes negative for a free */
+    int64_t event;     /* the innermost range of its thread containing ts_ns
+                          (index as for sp_result_event), -1 for none */
 } sp_mem_event_info;
 
 /* Number of memory events of thread t (profile_memory, or added with
