@@ -27,6 +27,7 @@ from . import _core
 from . import profiler as _sp
 from ._enums import ProfilerTarget as _Target
 from ._handlers import TraceHandler as _TraceHandler
+from ._python_tracer import PythonTracer as _PythonTracer
 from ._record import record_function
 from ._torch_events import STACK_METRICS as _STACK_METRICS
 from ._torch_events import KeyAverages as _KeyAverages
@@ -237,6 +238,8 @@ class profile(_sp.Profiler):
         self.record_steps = schedule is not None
         self.on_trace_ready = on_trace_ready
         self.with_modules = bool(with_modules)
+        if self._pytrace is not None:  # nn.Module calls alone (_python_tracer.py)
+            self._pytrace = _PythonTracer(with_stack, with_modules)
         self.experimental_config = experimental_config
         self.execution_trace_observer = execution_trace_observer
         self.acc_events = bool(acc_events)

@@ -11,6 +11,7 @@
 #include "json_escape.h"
 #include "json_gpu.h"
 #include "json_heads.h"
+#include "json_python.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,7 @@ typedef struct writer {
     const sp__event *events; /* the thread being written */
     struct plugin_range *open; /* its open ranges, for plugin_durations */
     size_t open_count, open_cap;
+    sp__json_py py; /* Python ids of the PythonOp ranges (json_python.c) */
 } writer;
 
 /* The TensorBoard plugin nests host ranges with doubles: a range B is inside
@@ -206,6 +208,8 @@ static const char *category(const sp__event *e, const char *name)
         return "cpu_op";
     case SP_EVENT_COMMUNICATION:
         return is_collective(name) ? "cpu_op" : "user_annotation";
+    case SP_EVENT_PYTHON_OP:
+        return "python_function";
     case SP_EVENT_BACKWARD:
         /* torch's autograd engine range around each node (stepprof types it
          * Backward for paddle's Overview): an op to Kineto and its viewers. */
@@ -362,7 +366,11 @@ static int put_event_fast(writer *w, const sp__event *e)
  * (those lines are rendered in full). */
 static void put_event(writer *w, const sp__thread *t, const sp__event *e, int32_t op)
 {
-    if (op < 0 && !(e->flags & SP_EVENT_FLAG_COUNTER) && w->heads.count && put_event_fast(w, e))
+    size_t index = (size_t)(e - t->events);
+    int python = w->py.active && !(e->flags & SP_EVENT_FLAG_INSTANT) &&
+                 (e->type == SP_EVENT_PYTHON_OP || sp__json_py_has_stack(&w->py, t, index));
+    if (op < 0 && !python && !(e->flags & SP_EVENT_FLAG_COUNTER) && w->heads.count &&
+        put_event_fast(w, e))
         return;
     const char *name = sp__result_name(w->r, e->name);
     const char *type_name = sp_event_type_name((sp_event_type)e->type);
@@ -388,11 +396,15 @@ static void put_event(writer *w, const sp__thread *t, const sp__event *e, int32_
     put_time(w, "ts", e->start_ns - w->base_ns);
     if (!instant) put_time(w, "dur", dur_of(w, e, e->start_ns - w->base_ns));
     sp__buf_puts(w->b, ",\"args\":{");
-    if (!instant) {
+    if (python && e->type == SP_EVENT_PYTHON_OP) {
+        sp__json_py_args(&w->py, w->b, w->r, t, index); /* Kineto gives them no External id */
+    } else if (!instant) {
         sp__buf_puts(w->b, "\"External id\":");
         put_u64(w->b, ++w->next_external_id);
         sp__buf_putc(w->b, ',');
         if (op >= 0) sp__json_put_op_args(w->b, w->r, t, (size_t)op);
+        if (python && strcmp(category(e, name), "cpu_op") == 0)
+            sp__json_py_call_stack(w->b, w->r, t, index);
     }
     sp__buf_puts(w->b, "\"Event Type\":\"");
     sp__buf_puts(w->b, type_name);
@@ -592,6 +604,7 @@ static void put_thread(writer *w, sp__json_gpu *g, size_t i)
     const sp__thread *t = &w->r->threads[i];
     w->events = t->events;
     w->open_count = 0;
+    if (sp__json_py_thread(&w->py, t) != 0) w->b->failed = 1;
     char *p = sp__json_u64_at(w->track, t->tid);
     p = text_at(p, ",\"ts\":", 6);
     w->track_len = (size_t)(p - w->track);
@@ -648,6 +661,7 @@ static sp_status write_trace(const sp_result *r, const char *path, int gzip)
     sp__json_heads_fini(&w.heads);
     sp__buf_fini(&w.scratch);
     sp__free(w.open);
+    sp__json_py_fini(&w.py);
     return sp__out_commit(w.out);
 }
 
