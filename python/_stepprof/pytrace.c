@@ -376,7 +376,9 @@ static PyTypeObject SpxTraceCtx_Type = {
     .tp_dealloc = (destructor)ctx_dealloc,
 };
 
-/* Begins every frame on ts's stack, outermost first, at `begin`. */
+/* Begins every frame on ts's stack, outermost first, at `begin` plus its
+ * depth in ticks: frames that begin (and, at stop, end) together must
+ * still nest outermost first when the collector sorts them. */
 static void push_existing(SpxTraceCtx *c, PyThreadState *ts, uint64_t begin)
 {
     enum { MAX_DEPTH = 512 };
@@ -400,7 +402,7 @@ static void push_existing(SpxTraceCtx *c, PyThreadState *ts, uint64_t begin)
             if (name && name->skip) kind = K_SKIP;
         }
         Py_DECREF(code);
-        if (name || T.mode == MODE_STACK) push(c, fr, NULL, name, begin, kind);
+        if (name || T.mode == MODE_STACK) push(c, fr, NULL, name, begin + c->len, kind);
         Py_DECREF(fr);
     }
 }
@@ -519,10 +521,11 @@ PyObject *spx_pytrace_stop(PyObject *mod, PyObject *unused)
     for (Py_ssize_t i = 0; i < n; i++) {
         SpxTraceCtx *c = (SpxTraceCtx *)PyList_GET_ITEM(T.ctxs, i);
         lost += c->lost;
-        /* The calling thread's open calls end now; other threads' cannot
-         * be added from here and are dropped. */
+        /* The calling thread's open calls end now, the outermost last;
+         * other threads' cannot be added from here and are dropped. */
         if (c->thread_id == PyThreadState_GetID(me))
-            while (c->len > 0) record(&c->stack[--c->len], end);
+            for (size_t k = 0; k < c->len; k++) record(&c->stack[k], end - k);
+        c->len = 0;
     }
     reset();
     return PyLong_FromUnsignedLongLong(lost);

@@ -278,19 +278,24 @@ class profile(_sp.Profiler):
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0,
                      group_by_overload_name=False, include_python_functions=False):
         """The most recent span's events grouped by name, as a list of
-        FunctionEventAvg with table() (torch's EventList.table). Input
-        shapes, stacks and overload names are not part of the events, so the
-        grouping options group by name alone."""
-        del group_by_input_shape, group_by_stack_n, group_by_overload_name
-        del include_python_functions
+        FunctionEventAvg with table() (torch's EventList.table).
+        group_by_stack_n=N (with_stack) groups the list by name and the first
+        N frames of each event's stack, as torch's; the table still has one
+        row per name. Python calls (with_stack) are left out unless
+        include_python_functions, as torch's; the table always leaves them
+        out. Input shapes and overload names are not part of the events, so
+        those options group by name alone."""
+        del group_by_input_shape, group_by_overload_name
         result = self.get_result()
-        return _KeyAverages(result)
+        return _KeyAverages(result, group_by_stack_n, include_python_functions)
 
     def events(self):
         """The most recent span's ranges as FunctionEvent objects (every
         thread's, by start time): name, thread, start_us, end_us,
         cpu_time_total and self_cpu_time_total in us, count (1), cpu_parent,
-        cpu_children; device and memory fields 0."""
+        cpu_children, stack and is_python_function (with_stack: the Python
+        calls are events, and each event's stack lists the calls around it,
+        innermost first); device and memory fields 0."""
         return _function_events(self.get_result())
 
     def export_chrome_trace(self, path, use_python_export=False, cuda_graph_annotations=None,
@@ -323,27 +328,27 @@ class profile(_sp.Profiler):
 
     def export_stacks(self, path, metric="self_cpu_time_total"):
         """Writes the most recent span in the folded-stacks format that
-        flamegraph.pl and speedscope read: one line per range with a
-        non-zero metric, its enclosing ranges' names from the outermost, ';'
-        between them, then the value in us. The frames are the recorded
-        ranges, not Python frames. metric: self_cpu_time_total, or a
-        self device time (written as 0 per range here, so those lines are
-        left out)."""
+        flamegraph.pl and speedscope read, as torch's: one line per event
+        with a stack (with_stack) and a non-zero metric: its stack from the
+        outermost frame, ';' between frames (spaces, ';', tabs and newlines
+        in a frame become '_'), then the value in us. Like torch's, the
+        event's own name is not a frame. metric: self_cpu_time_total, or a
+        self device time (0 per event here, so those lines are left out).
+        Raises AssertionError without with_stack, as torch's."""
         if metric not in _STACK_METRICS:
             raise ValueError(f"metric should be one of: {list(_STACK_METRICS)}")
+        if not self.with_stack:
+            raise AssertionError("export_stacks() requires with_stack=True")
         table = str.maketrans(" ;\t\n", "____")
         with open(path, "w", encoding="utf-8") as f:
             if metric != "self_cpu_time_total":
                 return
             for e in self.events():
                 value = int(e.self_cpu_time_total)
-                if value <= 0:
+                if not e.stack or value <= 0:
                     continue
-                frames, node = [], e
-                while node is not None:
-                    frames.append(node.name.translate(table))
-                    node = node.cpu_parent
-                f.write(";".join(reversed(frames)) + f" {value}\n")
+                f.write(";".join(frame.translate(table) for frame in reversed(e.stack)) +
+                        f" {value}\n")
 
     def export_memory_timeline(self, path, device=None):
         """Not available yet: raises NotImplementedError (stepprof's memory

@@ -1,0 +1,320 @@
+"""with_stack and with_modules: the Python tracer (python/_stepprof/pytrace.c)
+records Python calls as python_function events, torch's way; events() has
+their stacks, export_stacks writes them folded. The tests without torch run
+everywhere; those comparing with torch.profiler skip without it."""
+import asyncio
+import gc
+import json
+import os
+import sys
+import threading
+import weakref
+
+import pytest
+
+from stepprof import profiler as sp
+from stepprof import torch_profiler as tp
+
+
+def trace_of(prof, tmp_path, name="t.json"):
+    path = str(tmp_path / name)
+    prof.export_chrome_trace(path)
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)["traceEvents"]
+
+
+def python_events(events, tid=None):
+    return [e for e in events if e.get("cat") == "python_function" and
+            (tid is None or e["tid"] == tid)]
+
+
+def inner(n):
+    return sum(range(n))
+
+
+def outer():
+    for _ in range(3):
+        inner(5)
+
+
+def this_file():
+    return os.path.basename(__file__)
+
+
+def test_records_python_calls_without_torch_named_as_torch(tmp_path):
+    with tp.profile(with_stack=True) as prof:
+        outer()
+    assert sys.getprofile() is None
+    events = trace_of(prof, tmp_path)
+    py = python_events(events)
+    names = [e["name"] for e in py]
+    f = this_file()
+    assert names.count(f"{f}({outer.__code__.co_firstlineno}): outer") == 1
+    assert names.count(f"{f}({inner.__code__.co_firstlineno}): inner") == 3
+    assert names.count("<built-in function sum>") == 3
+    # nesting through Kineto's ids: sum inside inner inside outer
+    by_id = {e["args"]["Python id"]: e for e in py}
+    sums = [e for e in py if e["name"] == "<built-in function sum>"]
+    for s in sums:
+        parent = by_id[s["args"]["Python parent id"]]
+        assert parent["name"].endswith(": inner")
+        assert by_id[parent["args"]["Python parent id"]]["name"].endswith(": outer")
+        assert parent["ts"] <= s["ts"] and s["ts"] + s["dur"] <= parent["ts"] + parent["dur"]
+    # the frames running at start (this test) begin with the span
+    assert any(n.endswith(": test_records_python_calls_without_torch_named_as_torch")
+               for n in names)
+    # the profiler's own frames are left out
+    assert not any("stepprof" in n for n in names)
+    assert all("External id" not in e["args"] for e in py)
+    counters = prof.get_result().counters
+    assert counters["misuse"] == 0 and counters["unmatched_ends"] == 0
+
+
+def test_without_with_stack_nothing_is_traced(tmp_path):
+    with tp.profile() as prof:
+        outer()
+    assert python_events(trace_of(prof, tmp_path)) == []
+    assert all(not e.is_python_function and not e.stack for e in prof.events())
+
+
+def test_paddle_dialect_profiler_takes_with_stack(tmp_path):
+    prof = sp.Profiler(with_stack=True, on_trace_ready=lambda p: None)
+    prof.start()
+    outer()
+    prof.stop()
+    assert sys.getprofile() is None
+    names = [e.name for e in tp._function_events(prof.get_result()) if e.is_python_function]
+    assert sum(n.endswith(": inner") for n in names) == 3
+
+
+def test_users_profile_function_is_kept_with_a_warning():
+    calls = []
+
+    def mine(frame, event, arg):
+        calls.append(event)
+
+    sys.setprofile(mine)
+    try:
+        with pytest.warns(sp.StepprofWarning, match="already had a Python profile function"):
+            with tp.profile(with_stack=True) as prof:
+                outer()
+        assert sys.getprofile() is mine
+    finally:
+        sys.setprofile(None)
+    assert "call" in calls
+    assert not any(e.is_python_function for e in prof.events())
+
+
+def gen():
+    yield 1
+    raise ValueError("boom")
+
+
+def raises():
+    raise KeyError("x")
+
+
+async def coro():
+    await asyncio.sleep(0)
+    return inner(3)
+
+
+def test_generators_exceptions_and_coroutines_stay_balanced(tmp_path):
+    with tp.profile(with_stack=True) as prof:
+        try:
+            list(gen())
+        except ValueError:
+            pass
+        for _ in range(2):
+            try:
+                raises()
+            except KeyError:
+                pass
+        assert asyncio.run(coro()) == 3
+        inner(2)
+    assert sys.getprofile() is None
+    events = prof.events()
+    py = [e for e in events if e.is_python_function]
+    assert sum(e.name.endswith(": raises") for e in py) == 2
+    assert sum(e.name.endswith(": gen") for e in py) >= 2  # each resume is a call, as torch's
+    # the last call nests under this test, not under a frame left open
+    last = [e for e in py if e.name.endswith(": inner")][-1]
+    parent = last.cpu_parent
+    while not parent.is_python_function:  # the step range lies between
+        parent = parent.cpu_parent
+    assert parent.name.endswith(": test_generators_exceptions_and_coroutines_stay_balanced")
+    counters = prof.get_result().counters
+    assert counters["overlap"] == 0 and counters["misuse"] == 0
+
+
+def test_other_threads_are_traced_and_unhooked(tmp_path):
+    go, done = threading.Event(), threading.Event()
+    profiles = []
+
+    def worker():
+        go.wait(10)
+        inner(7)
+        done.set()
+        go.clear()
+        go.wait(10)  # the span has ended by now
+        profiles.append(sys.getprofile())
+
+    t = threading.Thread(target=worker)
+    t.start()
+    with tp.profile(with_stack=True) as prof:
+        go.set()
+        assert done.wait(10)
+    go.set()
+    t.join(10)
+    assert profiles == [None]
+    py = python_events(trace_of(prof, tmp_path))
+    worker_tids = {e["tid"] for e in py if e["name"].endswith(": inner")}
+    assert len(worker_tids) == 1 and worker_tids != {threading.get_native_id()}
+
+
+def test_names_are_released_after_the_span():
+    class Thing:
+        def method(self):
+            return 1
+
+    obj = Thing()
+    code_owner = weakref.ref(obj)
+    with tp.profile(with_stack=True):
+        obj.method()
+    del obj
+    gc.collect()
+    assert code_owner() is None
+    for _ in range(50):  # start and stop leak nothing the tracer holds
+        with tp.profile(with_stack=True):
+            inner(1)
+    assert sys.getprofile() is None
+
+
+torch = pytest.importorskip("torch", reason="the torch comparisons need torch")
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = torch.nn.Linear(8, 8)
+        self.l2 = torch.nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.l2(torch.relu(self.l1(x)))
+
+
+def make_loop():
+    torch.manual_seed(0)
+    net = Net()
+    x = torch.randn(4, 8)
+
+    def train_step():
+        net(x).sum().backward()
+
+    def loop(prof):
+        for _ in range(3):
+            train_step()
+            prof.step()
+    return loop
+
+
+def run(module, **kwargs):
+    loop = make_loop()
+    loop(type("P", (), {"step": lambda self: None})())  # warm up: lazy imports happen here
+    with module.profile(with_stack=True, **kwargs) as prof:
+        loop(prof)
+    return prof
+
+
+def verbose():
+    """torch 2.15 fills events' stacks only with verbose=True."""
+    from torch._C._profiler import _ExperimentalConfig
+    return {"experimental_config": _ExperimentalConfig(verbose=True)}
+
+
+def user_frames(stack):
+    return [f for f in stack if f.startswith(this_file())]
+
+
+def test_op_stacks_agree_with_torch():
+    theirs, ours = run(torch.profiler, **verbose()), run(tp)
+    for op in ("aten::addmm", "aten::relu", "aten::linear"):
+        t = [e.stack for e in theirs.events() if e.name == op]
+        o = [e.stack for e in ours.events() if e.name == op]
+        assert o and len(o) == len(t)
+        assert [user_frames(s) for s in o] == [user_frames(s) for s in t]
+        # frames outside the user's file too (torch's own, modules, built-ins)
+        assert o[0][:6] == t[0][:6]
+    grouped = ours.key_averages(group_by_stack_n=2)
+    addmm = [g for g in grouped if g.key == "aten::addmm"]
+    assert addmm and all(len(g.stack) == 2 for g in addmm)
+    assert not any(g.key.startswith("nn.Module:") for g in ours.key_averages())
+    assert any(g.key.startswith("nn.Module:")
+               for g in ours.key_averages(include_python_functions=True))
+
+
+def test_export_stacks_matches_torch_for_the_user_frames(tmp_path):
+    theirs, ours = run(torch.profiler, **verbose()), run(tp)
+
+    def folded(prof, name):
+        path = str(tmp_path / name)
+        prof.export_stacks(path, "self_cpu_time_total")
+        out = set()
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                frames, value = line.rstrip("\n").rsplit(" ", 1)
+                assert int(value) > 0 and " " not in frames
+                out.add(frames)
+        return out
+
+    mine = this_file().replace(" ", "_")
+    t = {s for s in folded(theirs, "t.txt") if ";" + mine in s and "Linear" in s}
+    o = {s for s in folded(ours, "o.txt") if ";" + mine in s and "Linear" in s}
+    assert t and t <= {s for s in folded(ours, "o.txt")} | o
+    assert o & t
+
+
+def test_modules_in_trace_and_with_modules_alone(tmp_path):
+    ours = run(tp)
+    names = [e["name"] for e in python_events(trace_of(ours, tmp_path))]
+    assert {"nn.Module: Net_0", "nn.Module: Linear_0", "nn.Module: Linear_1"} <= set(names)
+    modules = [e for e in python_events(trace_of(ours, tmp_path))
+               if e["name"].startswith("nn.Module: Linear_")]
+    assert {e["args"]["Python module id"] for e in modules} == {0, 1}
+    ops = [e for e in trace_of(ours, tmp_path) if e.get("cat") == "cpu_op" and
+           e["name"] == "aten::addmm"]
+    assert ops and "nn.Module: Linear_0;" in ops[0]["args"]["Call stack"]
+
+    loop = make_loop()
+    with tp.profile(with_modules=True) as prof:
+        loop(prof)
+    py = python_events(trace_of(prof, tmp_path, "m.json"))
+    assert py and all(e["name"].startswith("nn.Module: ") for e in py)
+    assert sum(e["name"] == "nn.Module: Net_0" for e in py) == 3
+    assert sys.getprofile() is None
+
+
+def nearest_non_python(e):
+    out = []
+    for c in e.cpu_children:
+        out.extend(nearest_non_python(c) if c.is_python_function else [c])
+    return out
+
+
+def test_table_leaves_python_calls_out_and_keeps_self_times():
+    ours = run(tp)
+    table = ours.key_averages().table(row_limit=-1)
+    assert "aten::addmm" in table and "nn.Module" not in table and "): " not in table
+    # Python calls are transparent to other events' self time: a step's self
+    # time excludes its ops, not the Python frames between them
+    steps = [e for e in ours.events() if e.name.startswith("ProfilerStep#")]
+    assert steps
+    assert any(c.name.startswith("aten::") for c in nearest_non_python(steps[0]))
+    for step in steps:
+        below = nearest_non_python(step)
+        want = max(0.0, step.cpu_time_total - sum(c.cpu_time_total for c in below))
+        assert step.self_cpu_time_total == pytest.approx(want, abs=1e-6)
+    py = [e for e in ours.events() if e.is_python_function and e.cpu_children]
+    for e in py[:50]:  # a Python call's own self time excludes its direct children
+        want = max(0.0, e.cpu_time_total - sum(c.cpu_time_total for c in e.cpu_children))
+        assert e.self_cpu_time_total == pytest.approx(want, abs=1e-6)
