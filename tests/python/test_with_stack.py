@@ -179,8 +179,15 @@ def test_names_are_released_after_the_span():
 
     obj = Thing()
     code_owner = weakref.ref(obj)
+    code, builtin = inner.__code__, len
+    refs = sys.getrefcount(code), sys.getrefcount(builtin)
     with tp.profile(with_stack=True):
         obj.method()
+        inner(2)
+        len(())
+    # the tracer's table held references to the code and the built-in while
+    # the span recorded, and gave every one back at stop
+    assert (sys.getrefcount(code), sys.getrefcount(builtin)) == refs
     del obj
     gc.collect()
     assert code_owner() is None
