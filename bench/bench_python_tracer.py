@@ -3,7 +3,9 @@
 
 A loop of small Python functions (each iteration: 3 Python calls and 1
 built-in call) runs unprofiled, under stepprof.torch_profiler.profile(
-with_stack=True), and, when torch can be imported, under
+with_stack=True), under profile(with_modules=True) (the hook on every call,
+no module called, so nothing recorded: the floor of with_modules alone),
+and, when torch can be imported, under
 torch.profiler.profile(with_stack=True), all in one run and interleaved, so
 the ratios compare like with like. Reports per configuration the median time
 per iteration, the cost per traced call above the unprofiled loop, and the
@@ -64,7 +66,10 @@ class _Nothing:
 def main():
     configs = [("unprofiled", _Nothing),
                ("stepprof", lambda: tp.profile(activities=[tp.ProfilerActivity.CPU],
-                                               with_stack=True))]
+                                               with_stack=True)),
+               # with_modules alone: the hook runs on every call, records none here
+               ("stepprof_modules_only", lambda: tp.profile(
+                   activities=[tp.ProfilerActivity.CPU], with_modules=True))]
     try:
         import torch.profiler as torch_profiler
         configs.append(("torch", lambda: torch_profiler.profile(

@@ -403,8 +403,9 @@ static void put_event(writer *w, const sp__thread *t, const sp__event *e, int32_
         put_u64(w->b, ++w->next_external_id);
         sp__buf_putc(w->b, ',');
         if (op >= 0) sp__json_put_op_args(w->b, w->r, t, (size_t)op);
-        if (python && strcmp(category(e, name), "cpu_op") == 0)
-            sp__json_py_call_stack(w->b, w->r, t, index);
+        if (python && strcmp(category(e, name), "cpu_op") == 0 &&
+            (op < 0 || !*sp__result_name(w->r, t->ops[op].callstack)))
+            sp__json_py_call_stack(w->b, w->r, t, index); /* one Call stack at most */
     }
     sp__buf_puts(w->b, "\"Event Type\":\"");
     sp__buf_puts(w->b, type_name);
