@@ -301,6 +301,22 @@ def test_modules_in_trace_and_with_modules_alone(tmp_path):
     assert sys.getprofile() is None
 
 
+def test_record_shapes_with_stack_writes_each_key_once(tmp_path):
+    ours = run(tp, record_shapes=True)
+    path = str(tmp_path / "shapes.json")
+    ours.export_chrome_trace(path)
+
+    def no_duplicates(pairs):
+        keys = [k for k, _ in pairs]
+        assert len(keys) == len(set(keys)), keys
+        return dict(pairs)
+
+    with open(path, encoding="utf-8") as f:
+        events = json.load(f, object_pairs_hook=no_duplicates)["traceEvents"]
+    addmm = [e for e in events if e.get("name") == "aten::addmm"]
+    assert addmm and all("Input Dims" in e["args"] and "Call stack" in e["args"] for e in addmm)
+
+
 def nearest_non_python(e):
     out = []
     for c in e.cpu_children:
