@@ -67,7 +67,10 @@ typedef struct name_entry {
 typedef struct open_call {
     const void *frame; /* identity only: the frame (Python) or the caller's frame (C) */
     const void *callee; /* C calls: the function object */
-    const name_entry *name; /* NULL: not recorded */
+    /* The name's UTF-8, owned by its str in the table (a str never moves,
+     * while table entries do when it grows); NULL: not recorded. */
+    const char *utf8;
+    size_t len;
     uint64_t begin;
     int kind;
 } open_call;
@@ -282,14 +285,15 @@ static int push(SpxTraceCtx *c, const void *frame, const void *callee, const nam
         c->stack = s;
         c->cap = cap;
     }
-    c->stack[c->len++] = (open_call){frame, callee, name, begin, kind};
+    const char *utf8 = name && !name->skip ? name->utf8 : NULL;
+    size_t len = utf8 ? (size_t)name->len : 0;
+    c->stack[c->len++] = (open_call){frame, callee, utf8, len, begin, kind};
     return 0;
 }
 
 static void record(const open_call *o, uint64_t end)
 {
-    if (o->name && o->name->name)
-        sp_range_add(SP_EVENT_PYTHON_OP, o->name->utf8, (size_t)o->name->len, o->begin, end);
+    if (o->utf8) sp_range_add(SP_EVENT_PYTHON_OP, o->utf8, o->len, o->begin, end);
 }
 
 /* The caller's frame is the profiler's own: its calls are not the user's. */

@@ -147,6 +147,24 @@ def test_generators_exceptions_and_coroutines_stay_balanced(tmp_path):
     assert counters["overlap"] == 0 and counters["misuse"] == 0
 
 
+def test_names_survive_the_name_table_growing(tmp_path):
+    fns = []
+    for i in range(1500):  # distinct code objects: the table grows several times
+        scope = {}
+        exec(f"def generated_{i}():\n    return {i}\n", scope)
+        fns.append(scope[f"generated_{i}"])
+
+    def around_the_growth():
+        return sum(f() for f in fns)
+
+    with tp.profile(with_stack=True) as prof:
+        around_the_growth()
+    names = [e["name"] for e in python_events(trace_of(prof, tmp_path))]
+    assert sum(n.endswith(": around_the_growth") for n in names) == 1
+    assert sum(": generated_" in n for n in names) == 1500
+    assert any(n.endswith(": test_names_survive_the_name_table_growing") for n in names)
+
+
 def test_other_threads_are_traced_and_unhooked(tmp_path):
     go, done = threading.Event(), threading.Event()
     profiles = []
