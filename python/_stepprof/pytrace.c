@@ -257,6 +257,11 @@ static const name_entry *c_name(PyObject *fn)
                                             : (const void *)fn;
     name_entry *e = table_find(key, 0);
     if (e) return e;
+    /* The profiler's own methods (RecordEvent.__exit__ ends its range
+     * inside the call) are the profiler's, not the program's. */
+    PyObject *self = PyCFunction_Check(fn) ? PyCFunction_GET_SELF(fn) : NULL;
+    if (self && strncmp(Py_TYPE(self)->tp_name, "stepprof.", 9) == 0)
+        return table_put(key, 0, fn, NULL);
     PyObject *name = PyObject_Repr(fn);
     if (!name) {
         PyErr_Clear();

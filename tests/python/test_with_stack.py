@@ -49,7 +49,8 @@ def this_file():
 
 def test_records_python_calls_without_torch_named_as_torch(tmp_path):
     with tp.profile(with_stack=True) as prof:
-        outer()
+        with tp.record_function("marked"):
+            outer()
     assert sys.getprofile() is None
     events = trace_of(prof, tmp_path)
     py = python_events(events)
@@ -70,10 +71,13 @@ def test_records_python_calls_without_torch_named_as_torch(tmp_path):
     assert any(n.endswith(": test_records_python_calls_without_torch_named_as_torch")
                for n in names)
     # the profiler's own frames are left out
-    assert not any("stepprof" in n for n in names)
+    assert not any("stepprof" in n or "RecordEvent" in n for n in names)
     assert all("External id" not in e["args"] for e in py)
+    marked = [e for e in events if e["name"] == "marked"]
+    assert len(marked) == 1
     counters = prof.get_result().counters
     assert counters["misuse"] == 0 and counters["unmatched_ends"] == 0
+    assert counters["overlap"] == 0  # the RecordEvent's own methods are not recorded
 
 
 def test_without_with_stack_nothing_is_traced(tmp_path):
