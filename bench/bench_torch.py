@@ -148,16 +148,19 @@ def rotated(modes, r):
     return modes[k:] + modes[:k]
 
 
-def paired(timed, chunks=5, first=0):
-    """none, floor and stepprof, chunk by chunk inside one stepprof span, so
-    that the three are timed within a few milliseconds of each other: the
-    span's callback is taken off for a "none" chunk and the empty one put on
-    for a "floor" chunk (what a span registers is exactly that callback, so
-    a "stepprof" chunk is a recorded one). timed(mode, prof) times one
-    chunk. Returns each mode's fastest chunk, in ns, and the stepprof
-    events per chunk."""
+def paired(timed, chunks=5, first=0, shapes=False):
+    """none, floor and stepprof (and with shapes, stepprof with
+    record_shapes), chunk by chunk inside one stepprof span, so that they
+    are timed within a few milliseconds of each other: the span's callback
+    is taken off for a "none" chunk and the empty one put on for a "floor"
+    chunk (what a span registers is exactly that callback, so a "stepprof"
+    chunk is a recorded one; a "stepprof_shapes" chunk registers the
+    callback that takes the inputs, and its logged shapes are dropped at
+    the chunk's end, as a span's are handed over). timed(mode, prof) times
+    one chunk. Returns each mode's fastest chunk, in ns, and the stepprof
+    events per recorded chunk."""
     adapter = _torch_capture._adapter
-    modes = ["none", "floor", "stepprof"]
+    modes = ["none", "floor", "stepprof"] + (["stepprof_shapes"] if shapes else [])
     best = {m: None for m in modes}
     gc.disable()
     prof = stepprof_profiler()
@@ -170,6 +173,8 @@ def paired(timed, chunks=5, first=0):
                     adapter._floor_on()
                 elif m == "stepprof":
                     adapter.enable()
+                elif m == "stepprof_shapes":
+                    adapter.enable(True)
                 try:
                     op_loop(2)  # the first ops after a change refresh torch's cached callbacks
                     t = timed(m, prof)
@@ -178,16 +183,19 @@ def paired(timed, chunks=5, first=0):
                         adapter._floor_off()
                     elif m == "stepprof":
                         adapter.disable()
+                    elif m == "stepprof_shapes":
+                        adapter.disable(True)
                 best[m] = t if best[m] is None else min(best[m], t)
         adapter.enable()  # as the span left it: its end takes it off
     finally:
         prof.stop()
         gc.enable()
     # Less the refreshing op_loop(2) before each recorded chunk.
-    n = len(stepprof_events(prof)) - chunks * 2 * EVENTS_PER_ITERATION
+    recorded = chunks * (len(modes) - 2)
+    n = len(stepprof_events(prof)) - recorded * 2 * EVENTS_PER_ITERATION
     if n <= 0:
         sys.exit("bench_torch: the stepprof chunks captured no torch event; figures not valid")
-    return best, n / chunks
+    return best, n / recorded
 
 
 def in_loop(rounds, per_iteration, iterations=ITERATIONS):
@@ -198,13 +206,13 @@ def in_loop(rounds, per_iteration, iterations=ITERATIONS):
     each the fastest chunk of its round."""
     modes = ["paired", "torch", "torch_shapes"]
     events = iterations * per_iteration
-    cost = {m: [] for m in ("floor", "stepprof", "torch", "torch_shapes")}
+    cost = {m: [] for m in ("floor", "stepprof", "stepprof_shapes", "torch", "torch_shapes")}
     base = []
     for r in range(rounds):
         got = {}
         for m in rotated(modes, r):
             if m == "paired":
-                got.update(paired(lambda mode, prof: chunk_ns(iterations), first=r)[0])
+                got.update(paired(lambda mode, prof: chunk_ns(iterations), first=r, shapes=True)[0])
             else:
                 got[m] = torch_window(m, lambda: best_chunk_ns(iterations))
         base.append(got["none"] / events)
@@ -388,21 +396,24 @@ def main():
           f"{per_it} events per iteration (counted by stepprof and torch.profiler)")
     in_loop(2, per_it)  # warm-up: torch.profiler's first start initialises Kineto
     base, cost = in_loop(ROUNDS, per_it)
-    print(f"1. in the loop ({ROUNDS} rounds x 5 modes, each the fastest of 5 chunks of "
+    print(f"1. in the loop ({ROUNDS} rounds x 6 modes, each the fastest of 5 chunks of "
           f"{ITERATIONS * per_it} events): ns per event above no profiler, median (min, max):")
     print(f"   {'no profiler':30s} {med(base):7.0f} ns per event (absolute)")
     for m, label in (("floor", "empty callback (floor)"), ("stepprof", "stepprof"),
-                     ("torch", "torch.profiler"), ("torch_shapes", "torch.profiler record_shapes")):
+                     ("stepprof_shapes", "stepprof record_shapes"), ("torch", "torch.profiler"),
+                     ("torch_shapes", "torch.profiler record_shapes")):
         print(f"   {label:30s} {med(cost[m]):+7.0f} ({min(cost[m]):+.0f}, {max(cost[m]):+.0f})")
     over_floor = [s - f for s, f in zip(cost["stepprof"], cost["floor"])]
     over_torch = [s / t for s, t in zip(cost["stepprof"], cost["torch"]) if t > 0]
     floor_torch = [f / t for f, t in zip(cost["floor"], cost["torch"]) if t > 0]
+    shapes_torch = [s / t for s, t in zip(cost["stepprof_shapes"], cost["torch_shapes"]) if t > 0]
     print(f"   stepprof - floor, per round:   {med(over_floor):+7.1f} ns per event")
     metric("torch_capture_over_floor_ns", med(over_floor), "ns", over_floor)
     metric("torch_capture_over_torch", med(over_torch), "x", over_torch)
     metric("torch_floor_over_torch", med(floor_torch), "x", floor_torch)
+    metric("torch_shapes_over_torch_shapes", med(shapes_torch), "x", shapes_torch)
     metric("torch_event_none_ns", med(base), "ns", base)
-    for m in ("floor", "stepprof", "torch", "torch_shapes"):
+    for m in ("floor", "stepprof", "stepprof_shapes", "torch", "torch_shapes"):
         metric(f"torch_event_{m}_ns", med(cost[m]), "ns", cost[m])
     metric("torch_loop_none_spread", med(base) / min(base), "x")
 

@@ -60,9 +60,20 @@ TARGETS = [
      "{:.3f}x"),
     ("paddle_stop_speedup", ">=", 20.0,
      "paddle: stop + export + summary >= 20x faster than paddle.profiler's", "{:.1f}x"),
+    ("nvtx_over_sp_range", "<=", 1.5,
+     "NVTX range through the injection <= 1.5x a stepprof range (each above its floor)", "{:.2f}x"),
+    ("env_over_explicit_range", "<=", 1.05,
+     "range under the environment's profiler <= the explicit API's (+5% round-to-round noise)",
+     "{:.2f}x"),
+    ("zero_code_injected_over_explicit", "<=", 1.05,
+     "Python step under `stepprof run` <= under the explicit API (+5% round-to-round noise)",
+     "{:.3f}x"),
     ("torch_capture_over_floor_ns", "<=", 30.0,
      "torch op capture: <= 30 ns per event above an empty RecordFunction callback",
      "{:+.1f} ns"),
+    ("torch_shapes_over_torch_shapes", "<=", 0.8,
+     "torch op capture with record_shapes <= 0.8x torch.profiler's with record_shapes, in the loop",
+     "{:.2f}x"),
     ("torch_whole_over_torch", "<=", 0.15,
      "torch: capture + stop + written trace <= 0.15x torch.profiler's, per event", "{:.3f}x"),
     ("torch_mlp_step_ratio", "<=", 1.03,
@@ -114,9 +125,16 @@ CONTEXT = [
      "hand-over of paddle's events to the span (paddle's protobuf, read in C), us per event"),
     ("paddle_hand_over_walk_us_per_event",
      "the same by walking paddle's tree (op info, the fallback), us per event"),
+    ("nvtx_noop_pair_ns", "NVTX push+pop with no tool loaded (the no-op floor), ns"),
+    ("nvtx_range_cost_ns", "NVTX push+pop through the injection, above the no-op, ns"),
+    ("sp_range_cost_ns", "stepprof range (libstepprof.so), above the empty loop, ns"),
+    ("zero_code_step_none_us", "Python MLP step (256-512-10, batch 64) unprofiled, us"),
+    ("zero_code_explicit_over_none", "Python MLP step under the explicit API / unprofiled, x"),
+    ("zero_code_injected_over_none", "Python MLP step under `stepprof run` / unprofiled, x"),
     ("torch_event_none_ns", "torch op-heavy loop unprofiled, ns per event (absolute)"),
     ("torch_event_floor_ns", "torch: empty RecordFunction callback (the floor), ns per event"),
     ("torch_event_stepprof_ns", "torch: stepprof capture, ns per event"),
+    ("torch_event_stepprof_shapes_ns", "torch: stepprof capture with record_shapes, ns per event"),
     ("torch_event_torch_ns", "torch: torch.profiler (CPU), ns per event"),
     ("torch_event_torch_shapes_ns", "torch: torch.profiler with record_shapes, ns per event"),
     ("torch_capture_over_torch", "torch: stepprof capture / torch.profiler's, in the loop, x"),
@@ -172,6 +190,10 @@ PLAUSIBLE = {
     "torch_capture_over_floor_ns": (-50.0, 1e5),
     "torch_whole_over_torch": (0.001, 100.0),  # stepprof writes a file too: never free
     "torch_mlp_step_ratio": (0.5, 100.0),
+    "torch_shapes_over_torch_shapes": (0.01, 100.0),  # logging inputs is never free
+    "nvtx_over_sp_range": (0.05, 100.0),  # both record the same range
+    "env_over_explicit_range": (0.2, 100.0),  # the same recorder: far off means noise
+    "zero_code_injected_over_explicit": (0.2, 100.0),
 }
 
 # Targets whose figure is a time or a rate: contention changes them, so a
@@ -182,7 +204,8 @@ TIMING = {"record_pair_over_tsc2", "closed_minus_empty_ns", "amortized_ns_per_ra
           "summary_events_per_s", "json_events_per_s", "protobuf_events_per_s",
           "python_record_event_ns", "paddle_mlp_step_ratio", "paddle_op_step_over_paddle",
           "paddle_stop_speedup", "torch_capture_over_floor_ns", "torch_whole_over_torch",
-          "torch_mlp_step_ratio"}
+          "torch_mlp_step_ratio", "torch_shapes_over_torch_shapes", "nvtx_over_sp_range",
+          "env_over_explicit_range", "zero_code_injected_over_explicit"}
 
 # Control figures per benchmark program: (metric, kind, limit, what it is).
 # "ratio": the median must lie within limit of 1.0 (an arithmetic control
@@ -398,7 +421,8 @@ def main():
     args = ap.parse_args()
     start = datetime.datetime.now()
     metrics, notes, contended = {}, [], []
-    for prog in ["bench_record", "bench_scaling", "bench_export", "bench_summary", "bench_convert"]:
+    for prog in ["bench_record", "bench_scaling", "bench_export", "bench_summary", "bench_convert",
+                 "bench_inject"]:
         path = os.path.join(args.build, "bench", prog)
         if os.path.exists(path):
             contended += [f"{prog}: {c}" for c in measure(prog, [path], metrics, notes)]
@@ -419,6 +443,7 @@ def main():
         else:  # bench_paddle said "skipped": no control to vouch for, nothing measured
             notes.append("bench_paddle: paddle is not installed in the venv (make test-python "
                          "installs it), so the paddle targets are not measured")
+        run([venv_python, "bench/bench_zero_code.py"], metrics, notes)
         found = measure("bench_torch", [venv_python, "bench/bench_torch.py"], metrics, notes)
         if "torch_mlp_step_ratio" in metrics:
             contended += [f"bench_torch: {c}" for c in found]

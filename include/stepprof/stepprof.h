@@ -895,6 +895,64 @@ SP_API sp_status sp_result_thread(const sp_result *result, size_t i, sp_thread_i
 SP_API sp_status sp_result_event(const sp_result *result, size_t t, size_t i,
                                  sp_event_info *out);
 
+/* What the result keeps of one operator run (sp_profiler_add_op_info, the
+ * torch adapter with record_shapes or with_flops, or a loaded .pb), read
+ * back with sp_result_op. Texts are borrowed from the result. */
+typedef struct sp_op_record {
+    int64_t time_ns;       /* on the span's time line */
+    int64_t event;         /* the range of its thread it is attached to (index as
+                              for sp_result_event): the range named op_type that
+                              starts nearest time_ns, else the innermost range
+                              containing time_ns; -1 for none */
+    const char *op_type;   /* "matmul"; "" when not given */
+    const char *callstack; /* frames joined by ";", "" for none */
+    uint64_t flops;        /* 0 when unknown */
+    size_t input_count;    /* read each with sp_result_op_input */
+} sp_op_record;
+
+/* Number of operator records of thread t, in time order (0 for a t out of
+ * range). A range has at most one record in the trace's args ("Input Dims"):
+ * the last of those whose event is that range.
+ * Threads: any. */
+SP_API size_t sp_result_op_count(const sp_result *result, size_t t);
+
+/* Describes operator record i of thread t.
+ * Errors: SP_EINVAL if t or i is out of range.
+ * Threads: any. */
+SP_API sp_status sp_result_op(const sp_result *result, size_t t, size_t i, sp_op_record *out);
+
+/* Describes input j of operator record i of thread t, in the order the
+ * inputs were given, filling the struct sp_profiler_add_op_info takes: key,
+ * dims (rank sizes) and dtype, each borrowed from the result (key and dtype
+ * are also NUL-terminated). An input that was given without dims has rank 0
+ * and NULL dims; a torch input that is not a tensor has rank 0 and the
+ * dtype torch's profiler gives it ("Scalar", "TensorList", or "").
+ * Errors: SP_EINVAL if t, i or j is out of range.
+ * Threads: any. */
+SP_API sp_status sp_result_op_input(const sp_result *result, size_t t, size_t i, size_t j,
+                                    sp_op_input *out);
+
+/* One allocation or free of a result, read back with sp_result_mem_event. */
+typedef struct sp_mem_event_info {
+    int64_t ts_ns; /* on the span's time line */
+    sp_mem_event_type type;
+    const char *place; /* "Place(cpu)", "Place(gpu:0)" (borrowed) */
+    sp_mem_info info;  /* as reported: bytes negative for a free */
+    int64_t event;     /* the innermost range of its thread containing ts_ns
+                          (index as for sp_result_event), -1 for none */
+} sp_mem_event_info;
+
+/* Number of memory events of thread t (profile_memory, or added with
+ * sp_profiler_add_memory_events), in time order; 0 for a t out of range.
+ * Threads: any. */
+SP_API size_t sp_result_mem_event_count(const sp_result *result, size_t t);
+
+/* Describes memory event i of thread t.
+ * Errors: SP_EINVAL if t or i is out of range.
+ * Threads: any. */
+SP_API sp_status sp_result_mem_event(const sp_result *result, size_t t, size_t i,
+                                     sp_mem_event_info *out);
+
 /* Returns a counter of the span (see SP_COUNTER_LIST). Threads: any. */
 SP_API uint64_t sp_result_counter(const sp_result *result, sp_counter_kind counter);
 

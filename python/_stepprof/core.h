@@ -89,6 +89,9 @@ PyObject *spx_capture(sp_status (*fn)(FILE *out, void *ctx), void *ctx);
  * benchmark timer without an event (load_timer.c). */
 PyObject *spx_reader_load_begin(PyObject *mod, PyObject *arg);
 PyObject *spx_reader_load_end(PyObject *mod, PyObject *unused);
+/* main_watch.c: `stepprof run --step-fn __main__:NAME`. */
+PyObject *spx_watch_main(PyObject *mod, PyObject *args);
+PyObject *spx_watching(PyObject *mod, PyObject *unused);
 
 /* _pytrace_start(mode, prefixes, own_prefix, module_code) and
  * _pytrace_stop(): the Python tracer of with_stack / with_modules

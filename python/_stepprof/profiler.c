@@ -15,6 +15,7 @@
  * dropped while running is stopped by its finalizer (tp_finalize, where the
  * object is still alive and may be passed to on_trace_ready). Either way the
  * span is delivered and one line on sys.stderr says where it went. */
+#include "inject.h"
 #include "profiler.h"
 #include "record_api.h"
 #include "paddle_pb.h"
@@ -104,7 +105,8 @@ static int set_scheduler(SpxProfiler *self, PyObject *obj, sp_options *o)
 }
 
 /* spec: None (paddle's default), ("none",), ("chrome", dir, worker),
- * ("tensorboard", dir, worker, gzip), or a callable. */
+ * ("tensorboard", dir, worker, gzip), ("env",) (`stepprof run`'s handler:
+ * src/inject/inject.h, sp__env_handler), or a callable. */
 static sp_status builtin_handler(PyObject *spec, sp_trace_handler *h)
 {
     const char *kind, *worker = NULL;
@@ -116,6 +118,9 @@ static sp_status builtin_handler(PyObject *spec, sp_trace_handler *h)
     sp_status s = SP_OK;
     if (strcmp(kind, "none") == 0) {
         *h = sp_handler_none();
+    } else if (strcmp(kind, "env") == 0) {
+        s = sp__env_handler(h);
+        if (s != SP_OK) spx_raise(s);
     } else if (!dir) {
         PyErr_SetString(PyExc_ValueError, "on_trace_ready: a directory is required");
         s = SP_EINVAL;

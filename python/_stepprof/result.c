@@ -176,6 +176,111 @@ fail:
     return NULL;
 }
 
+static int thread_arg(PyObject *self, PyObject *args, const char *fmt, size_t *t)
+{
+    Py_ssize_t i;
+    if (!PyArg_ParseTuple(args, fmt, &i)) return -1;
+    if (i < 0 || (size_t)i >= sp_result_thread_count(SELF->result)) {
+        PyErr_Format(PyExc_IndexError, "thread index %zd out of range", i);
+        return -1;
+    }
+    *t = (size_t)i;
+    return 0;
+}
+
+static PyObject *str_of(const char *s)
+{
+    return PyUnicode_DecodeUTF8(s ? s : "", s ? (Py_ssize_t)strlen(s) : 0, "replace");
+}
+
+/* One input as (key, (dims...), dtype). */
+static PyObject *op_input(const sp_result *r, size_t t, size_t i, size_t j)
+{
+    sp_op_input in;
+    if (sp_result_op_input(r, t, i, j, &in) != SP_OK) return spx_raise(SP_EINVAL);
+    PyObject *dims = PyTuple_New((Py_ssize_t)in.rank);
+    for (size_t d = 0; dims && d < in.rank; d++) {
+        PyObject *v = PyLong_FromLongLong((long long)in.dims[d]);
+        if (!v) Py_CLEAR(dims);
+        else PyTuple_SET_ITEM(dims, (Py_ssize_t)d, v);
+    }
+    if (!dims) return NULL;
+    return Py_BuildValue("(NNN)", str_of(in.key), dims, str_of(in.dtype));
+}
+
+/* ops(t) -> [(time_ns, event, op_type, callstack, flops, [(key, dims, dtype)])]. */
+static PyObject *rs_ops(PyObject *self, PyObject *args)
+{
+    size_t t;
+    if (thread_arg(self, args, "n:ops", &t) < 0) return NULL;
+    size_t n = sp_result_op_count(SELF->result, t);
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; list && i < n; i++) {
+        sp_op_record op;
+        if (sp_result_op(SELF->result, t, i, &op) != SP_OK) {
+            Py_DECREF(list);
+            return spx_raise(SP_EINVAL);
+        }
+        PyObject *inputs = PyList_New((Py_ssize_t)op.input_count);
+        for (size_t j = 0; inputs && j < op.input_count; j++) {
+            PyObject *in = op_input(SELF->result, t, i, j);
+            if (!in) Py_CLEAR(inputs);
+            else PyList_SET_ITEM(inputs, (Py_ssize_t)j, in);
+        }
+        PyObject *item = inputs ? Py_BuildValue("(LLNNKN)", (long long)op.time_ns,
+                                                (long long)op.event, str_of(op.op_type),
+                                                str_of(op.callstack),
+                                                (unsigned long long)op.flops, inputs)
+                                : NULL;
+        if (!item) Py_CLEAR(list);
+        else PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    }
+    return list;
+}
+
+/* mem_events(t) -> [(ts_ns, type, place, addr, bytes, current_allocated,
+ * current_reserved, peak_allocated, peak_reserved, event)]. Places repeat,
+ * so one str per distinct pointer, as events() does for names. */
+static PyObject *rs_mem_events(PyObject *self, PyObject *args)
+{
+    size_t t;
+    if (thread_arg(self, args, "n:mem_events", &t) < 0) return NULL;
+    size_t n = sp_result_mem_event_count(SELF->result, t);
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    PyObject *places = PyDict_New();
+    if (!list || !places) goto fail;
+    for (size_t i = 0; i < n; i++) {
+        sp_mem_event_info m;
+        if (sp_result_mem_event(SELF->result, t, i, &m) != SP_OK) {
+            spx_raise(SP_EINVAL);
+            goto fail;
+        }
+        PyObject *key = PyLong_FromVoidPtr((void *)m.place);
+        PyObject *place = key ? PyDict_GetItemWithError(places, key) : NULL;
+        if (place) {
+            Py_INCREF(place);
+        } else if (key && !PyErr_Occurred()) {
+            place = str_of(m.place);
+            if (place && PyDict_SetItem(places, key, place) < 0) Py_CLEAR(place);
+        }
+        Py_XDECREF(key);
+        if (!place) goto fail;
+        PyObject *item = Py_BuildValue(
+            "(LiNKLKKKKL)", (long long)m.ts_ns, (int)m.type, place, (unsigned long long)m.info.addr,
+            (long long)m.info.bytes, (unsigned long long)m.info.current_allocated,
+            (unsigned long long)m.info.current_reserved, (unsigned long long)m.info.peak_allocated,
+            (unsigned long long)m.info.peak_reserved, (long long)m.event);
+        if (!item) goto fail;
+        PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    }
+    Py_DECREF(places);
+    return list;
+fail:
+    Py_XDECREF(list);
+    Py_XDECREF(places);
+    return NULL;
+}
+
 static PyObject *rs_counters(PyObject *self, PyObject *unused)
 {
     (void)unused;
@@ -247,12 +352,14 @@ static PyObject *rs_summary(PyObject *self, PyObject *args, PyObject *kwargs)
 
 static PyObject *rs_table_torch(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kw[] = {"sort_by", "row_limit", "max_name_width", "time_unit", NULL};
+    static char *kw[] = {"sort_by",         "row_limit",        "max_name_width", "time_unit",
+                         "by_input_shapes", "max_shapes_width", NULL};
     print_job j = {SELF->result, NULL, {0}};
     sp__torch_table_opts_init(&j.torch);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zilz:table_torch", kw, &j.torch.sort_by,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zilzpl:table_torch", kw, &j.torch.sort_by,
                                      &j.torch.row_limit, &j.torch.max_name_width,
-                                     &j.torch.time_unit))
+                                     &j.torch.time_unit, &j.torch.by_input_shapes,
+                                     &j.torch.max_shapes_width))
         return NULL;
     return spx_capture(print_torch, &j);
 }
@@ -301,6 +408,11 @@ static PyMethodDef rs_methods[] = {
     {"threads", rs_threads, METH_NOARGS, "[(tid, name, event_count, dropped)] in tid order."},
     {"events", rs_events, METH_VARARGS,
      "events(t) -> [(name, type, flags, start_ns, end_ns, parent, depth, value)]."},
+    {"ops", rs_ops, METH_VARARGS,
+     "ops(t) -> [(time_ns, event, op_type, callstack, flops, [(key, dims, dtype)])]."},
+    {"mem_events", rs_mem_events, METH_VARARGS,
+     "mem_events(t) -> [(ts_ns, type, place, addr, bytes, current_allocated, current_reserved, "
+     "peak_allocated, peak_reserved, event)]."},
     {"counters", rs_counters, METH_NOARGS, "{counter name: count} of the span."},
     {"span", rs_span, METH_NOARGS, "(start_ns, end_ns) of the recording window."},
     {"span_index", rs_span_index, METH_NOARGS, "The process-wide index of the span."},
@@ -311,7 +423,7 @@ static PyMethodDef rs_methods[] = {
      "One summary view as [(line_kind, [cells])], or None."},
     {"table_torch", (PyCFunction)(void (*)(void))rs_table_torch, METH_VARARGS | METH_KEYWORDS,
      "torch's key_averages().table() as text: table_torch(sort_by, row_limit, max_name_width, "
-     "time_unit)."},
+     "time_unit, by_input_shapes, max_shapes_width)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -27,6 +27,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -470,6 +471,33 @@ PyObject *disable(PyObject *, PyObject *args)
 
 PyObject *is_enabled(PyObject *, PyObject *) { return PyBool_FromLong(enabled > 0); }
 
+/* In a child forked while a span recorded (a DataLoader worker): the child's
+ * recording is off (its profilers are inert), so the callback would cost
+ * every op torch's floor for nothing. It goes, and the adapter starts clean:
+ * the parent's other threads, which held the shape logs' locks perhaps, do
+ * not exist here, so the logs are dropped unread and their locks made anew
+ * (the old ones are leaked: destroying a held mutex is undefined). */
+PyObject *forget_after_fork(PyObject *, PyObject *)
+{
+    if (handle) at::removeCallback(handle);
+    handle = 0;
+    enabled = shapes_asked = flops_asked = memory_asked = 0;
+    with_inputs = with_flops = false;
+    if (reporter) {
+        reporter->on.store(false);
+        try { /* the forking thread pushed it: it is this thread now */
+            if (c10::ThreadLocalDebugInfo::_peek(c10::DebugInfoKind::PROFILER_STATE) == reporter)
+                c10::ThreadLocalDebugInfo::_pop(c10::DebugInfoKind::PROFILER_STATE);
+        } catch (const std::exception &) {
+        }
+        new (&reporter) std::shared_ptr<MemoryReporter>(); /* its lock may be held: leaked */
+    }
+    new (&logs_lock) std::mutex();
+    new (&logs) std::vector<std::shared_ptr<ShapeLog>>();
+    new (&thread_log) std::shared_ptr<ShapeLog>();
+    Py_RETURN_NONE;
+}
+
 /* The benchmarks' floor (bench/bench_torch.py): a registered callback that
  * does nothing costs what torch's machinery costs, and capture is measured
  * above it. */
@@ -503,6 +531,9 @@ PyMethodDef methods[] = {
      "enable(), handing the input shapes logged so far to the profiler's span; the last one "
      "removes the callback."},
     {"is_enabled", is_enabled, METH_NOARGS, "True while the callback is registered."},
+    {"forget_after_fork", forget_after_fork, METH_NOARGS,
+     "In a forked child: removes the callback and the memory reporter, and drops the parent's "
+     "shape logs unread."},
     {"_floor_on", floor_on, METH_NOARGS, "Benchmarks: registers a callback that does nothing."},
     {"_floor_off", floor_off, METH_NOARGS, "Benchmarks: removes the callback of _floor_on."},
     {nullptr, nullptr, 0, nullptr},

@@ -186,6 +186,19 @@ def _hook_torch(module):
         register(_torch_step_hook)
 
 
+def _core_module():
+    from . import _core
+    return _core
+
+
+def _main_step_fn_found(qualname):
+    """The first call of __main__'s step function has returned
+    (python/_stepprof/main_watch.c): it ends a step, and the function is
+    wrapped for the calls after it."""
+    step_seen()
+    _hook_step_fn(sys.modules["__main__"], qualname)
+
+
 def _hook_step_fn(module, qualname):
     owner, parts = module, qualname.split(".")
     for p in parts[:-1]:
@@ -255,23 +268,61 @@ def _after_import(hooks):
         sys.meta_path.insert(0, _Finder(pending))
 
 
-def program_profiler(scheduler, on_trace_ready):
+def program_profiler(scheduler, on_trace_ready, targets):
     """Called as the program creates a stepprof.profiler.Profiler: the first
     one it makes takes the injected profiler's place, as in C (docs/c-api.md,
     "A program that makes its own profiler too"). The injected one is stopped
     (a span it was recording is written) and counts no more steps; the
-    program's gets the run's steps and output directory. Returns the
-    (scheduler, on_trace_ready) the program's profiler uses."""
+    program's gets the run's steps, targets and trace handler (the format,
+    the summary tables beside the trace, the end line: the C library's,
+    src/inject/env.c). Returns the (scheduler, on_trace_ready, targets) the
+    program's profiler uses."""
     prof = _state["prof"]
     if prof is None or _state.get("creating") or os.getpid() != _state["pid"]:
-        return scheduler, on_trace_ready
+        return scheduler, on_trace_ready, targets
     _state["prof"] = None
     _state["adopted"] = True
     try:
         prof.stop()
     except Exception as e:  # its span is lost; the program's profiler goes on
         sys.stderr.write(f"stepprof: stopping the injected profiler failed: {e}\n")
-    return _settings()
+    scheduler, handler = _settings()
+    return scheduler, _EnvHandler(), _targets()
+
+
+def _targets():
+    """STEPPROF_TARGETS as the Profiler takes them: with gpu, None (what can
+    be traced, the GPU when there is one, with no warning when there is
+    none, as the run's own profiler); cpu alone, the CPU."""
+    from .profiler import ProfilerTarget
+    names = [n.strip() for n in os.environ.get("STEPPROF_TARGETS", "cpu,gpu").split(",")]
+    return None if "gpu" in names else [ProfilerTarget.CPU]
+
+
+def _env_handler_class():
+    from ._handlers import TraceHandler
+
+    class EnvHandler(TraceHandler):
+        """The C library's handler for the run (STEPPROF_OUT, STEPPROF_FORMAT,
+        the .summary.txt beside each trace), made by the core from its spec."""
+
+        __slots__ = ()
+
+        def __init__(self):  # nothing to check: the core made it at load already
+            self.kind, self.dir_name = "env", os.environ.get("STEPPROF_OUT", "./profiler_log/")
+            self.worker_name, self.use_gzip = None, os.environ.get("STEPPROF_FORMAT") == "json.gz"
+
+        def _spec(self):
+            return ("env",)
+
+    return EnvHandler
+
+
+def _EnvHandler():
+    cls = _state.get("env_handler_class")
+    if cls is None:
+        cls = _state["env_handler_class"] = _env_handler_class()
+    return cls()
 
 
 def _settings():
@@ -316,13 +367,22 @@ def install():
         prof = profiler.Profiler(scheduler=scheduler, on_trace_ready=handler, perf_summary=False)
     finally:
         _state["creating"] = False
+    # A run prints its two lines and nothing else: that forked workers are
+    # not profiled is `stepprof run`'s documented rule, not news each run.
+    prof._fork_said = True
     _state.update(prof=prof, steps=0, pid=os.getpid())
-    hooks = {"paddle.optimizer": _hook_paddle, "torch.optim.optimizer": _hook_torch,
-             "torch": _torch_imported}
+    hooks = {"torch": _torch_imported}
     step_fn = os.environ.get("STEPPROF_STEP_FN")
     if step_fn:
+        # The function named is the step: optimizer steps inside it (several,
+        # with gradient accumulation) end none.
         mod, _, qual = step_fn.partition(":")
-        hooks[mod] = lambda m, q=qual: _hook_step_fn(m, q)
+        if mod == "__main__":
+            _core_module()._watch_main(qual, lambda q=qual: _main_step_fn_found(q))
+        else:
+            hooks[mod] = lambda m, q=qual: _hook_step_fn(m, q)
+    else:
+        hooks.update({"paddle.optimizer": _hook_paddle, "torch.optim.optimizer": _hook_torch})
     _after_import(hooks)
     import atexit
     atexit.register(_write_status)  # the count is final: no step ends at exit

@@ -13,6 +13,13 @@ __all__ = ["ProfilerResult", "EventNode", "SummaryTable", "ThreadInfo", "load_pr
 
 ThreadInfo = collections.namedtuple("ThreadInfo", "tid name event_count dropped")
 Event = collections.namedtuple("Event", "name type flags start_ns end_ns parent depth value")
+OpRecord = collections.namedtuple("OpRecord", "time_ns event op_type callstack flops inputs")
+OpInput = collections.namedtuple("OpInput", "key dims dtype")
+MemoryEvent = collections.namedtuple(
+    "MemoryEvent", "ts_ns type place addr bytes current_allocated current_reserved "
+    "peak_allocated peak_reserved event")
+# paddle's TracerMemEventType names, by sp_mem_event_type.
+_MEM_TYPES = ("Allocate", "Free", "ReservedAllocate", "ReservedFree")
 
 FLAG_INSTANT, FLAG_COUNTER, FLAG_UNCLOSED, FLAG_OVERLAP = 1, 2, 4, 8
 
@@ -189,6 +196,25 @@ class ProfilerResult:
         return [Event(n, TracerEventType(t), f, s, e, p, d, v)
                 for n, t, f, s, e, p, d, v in self._r.events(self.thread_index(thread))]
 
+    def ops(self, thread=0):
+        """The operator records of one thread (input shapes, dtypes, call
+        stack, FLOPs), in time order, as OpRecord(time_ns, event, op_type,
+        callstack, flops, inputs); event is the index in events(thread) of
+        the range it belongs to (-1: none), inputs a list of OpInput(key,
+        dims, dtype)."""
+        return [OpRecord(t, e, o, c, f, [OpInput(k, d, dt) for k, d, dt in ins])
+                for t, e, o, c, f, ins in self._r.ops(self.thread_index(thread))]
+
+    def memory_events(self, thread=0):
+        """The allocations and frees of one thread, in time order, as
+        MemoryEvent(ts_ns, type, place, addr, bytes, current_allocated,
+        current_reserved, peak_allocated, peak_reserved, event): type one of
+        "Allocate", "Free", "ReservedAllocate", "ReservedFree"; bytes
+        negative for a free; event the index in events(thread) of the range
+        it is charged to (-1: none)."""
+        return [MemoryEvent(ts, _MEM_TYPES[ty] if 0 <= ty < 4 else str(ty), *rest)
+                for ts, ty, *rest in self._r.mem_events(self.thread_index(thread))]
+
     def tree(self, thread=0):
         """The outermost events of one thread, as EventNodes. thread: an OS
         thread id or an index into threads (thread_index says which wins)."""
@@ -248,14 +274,17 @@ class ProfilerResult:
             sys.stdout.flush()
 
     def table_torch(self, sort_by="self_cpu_time_total", row_limit=100, max_name_width=55,
-                    time_unit=None):
+                    time_unit=None, group_by_input_shape=False, max_shapes_width=80):
         """torch's key_averages().table(sort_by, row_limit) as text; sort_by: any
         torch sort key (docs/semantics.md §6.11) or "none"; max_name_width:
         torch's max_name_column_width (None: no limit); time_unit: torch's
-        ("s", "ms", "us"; None: automatic)."""
+        ("s", "ms", "us"; None: automatic); group_by_input_shape: rows by
+        name and input shapes, with torch's Input Shapes column, at most
+        max_shapes_width wide (None: no limit)."""
         return self._r.table_torch(sort_by, row_limit,
                                    0 if max_name_width is None else max(1, int(max_name_width)),
-                                   time_unit)
+                                   time_unit, bool(group_by_input_shape),
+                                   -1 if max_shapes_width is None else max(0, int(max_shapes_width)))
 
     def export(self, path, format="json"):
         """Writes the span as Chrome-trace JSON (gzip for "json.gz" or a

@@ -20,6 +20,7 @@ next span on.
 Under torch.distributed, the backend of the default process group is handed
 to the core as each span begins and ends (dist_backend), so that the trace's
 distributedInfo names the real one (docs/trace-format.md section 2)."""
+import os
 import sys
 import warnings
 
@@ -84,6 +85,14 @@ def dist_backend():
         return None
 
 
+def forget_after_fork():
+    """In a child forked while a span recorded: the child records nothing,
+    so torch's callback goes (it would cost every op of a DataLoader worker),
+    and the captures inherited from the parent are off."""
+    if _adapter is not None and _adapter.is_enabled():
+        _adapter.forget_after_fork()
+
+
 class TorchCapture:
     """torch's callback for the spans of one profiler: begin() when a span
     begins, end(handle) just before it is collected (handle: the profiler's
@@ -93,7 +102,7 @@ class TorchCapture:
     __slots__ = ("_on", "_shapes", "_memory", "_flops", "_memory_warned")
 
     def __init__(self, record_shapes=False, profile_memory=False, with_flops=False):
-        self._on = False
+        self._on = 0  # the pid that enabled the callback: a forked child's copy is off
         self._shapes = bool(record_shapes)
         self._memory = bool(profile_memory)
         self._flops = bool(with_flops)
@@ -101,9 +110,9 @@ class TorchCapture:
 
     def begin(self):
         a = adapter()
-        if a is not None and not self._on:
+        if a is not None and self._on != os.getpid():
             memory = a.enable(self._shapes, self._memory, self._flops)
-            self._on = True
+            self._on = os.getpid()
             if self._memory and not memory and not self._memory_warned:
                 self._memory_warned = True
                 warnings.warn("torch.profiler takes torch's memory reports on this thread while it "
@@ -112,6 +121,9 @@ class TorchCapture:
 
     def end(self, handle=None):
         if self._on:
-            self._on = False
+            mine = self._on == os.getpid()
+            self._on = 0
+            if not mine:  # the parent's span, inherited through fork: forget_after_fork undid it
+                return
             _adapter.disable(self._shapes, handle if self._shapes or self._flops else None,
                              self._memory, self._flops)

@@ -106,13 +106,14 @@ class FunctionEvent(_Times):
     thread (the OS thread id), start_us and end_us (from the span's start,
     as torch's time_range from the trace's), cpu_time_total,
     self_cpu_time_total (us), count (1), cpu_parent and cpu_children (the
-    nesting), stack (the enclosing Python calls, innermost first, with
-    with_stack; else empty), is_python_function, input_shapes (empty), and
-    device/memory fields (0)."""
+    nesting), input_shapes (with record_shapes: a list per input, the
+    tensor's sizes or [] for another input, as torch's; else []), stack
+    (the enclosing Python calls, innermost first, with with_stack; else
+    empty), is_python_function, and device/memory fields (0)."""
 
     __slots__ = ("id", "name", "thread", "start_us", "end_us", "cpu_time_total",
                  "self_cpu_time_total", "cpu_parent", "cpu_children", "event_type", "_top",
-                 "stack", "_frames")
+                 "input_shapes", "stack", "_frames")
 
     count = 1
     device_time_total = self_device_time_total = 0.0
@@ -121,7 +122,6 @@ class FunctionEvent(_Times):
     flops = 0
     node_id = -1
     is_async = False
-    input_shapes = ()
 
     def __init__(self, id, name, thread, start_ns, end_ns, event_type, origin_ns=0):
         self.id = id
@@ -133,6 +133,7 @@ class FunctionEvent(_Times):
         self.cpu_parent = None
         self.cpu_children = []
         self.event_type = event_type
+        self.input_shapes = []
         self.stack = []
         self._frames = ()  # the Python calls around it, itself included
 
@@ -173,15 +174,50 @@ def _take_self_time(child, parent):
         take(parent)
 
 
+def _input_shapes(result, index):
+    """{event index: (record number, input shapes)} of one thread: each
+    range's shapes, as torch's lists of ints, from the first op record
+    (in time order) attached to it, as the C table takes them."""
+    out = {}
+    for k, op in enumerate(result.ops(index)):
+        if op.event >= 0 and op.event not in out:
+            out[op.event] = (k, [list(i.dims) for i in op.inputs])
+    return out
+
+
+def _remove_dups(events, records):
+    """Drops each range that is the only child of a range of the same name
+    (an op re-entering the dispatcher under its own name), its children
+    going to the parent, as torch's EventList does (and the C table): the
+    parent keeps its total, and takes the child's self time. records:
+    {id(event): its op record's number}; the parent takes the child's
+    shapes when the child's record is the earlier (the two records of such
+    a pair may land on either range; the first is the outer op's)."""
+    dropped = set()
+    for e in events:
+        p = e.cpu_parent
+        if p is not None and p.name == e.name and len(p.cpu_children) == 1:
+            p.cpu_children = e.cpu_children
+            p.self_cpu_time_total += e.self_cpu_time_total
+            for c in e.cpu_children:
+                c.cpu_parent = p
+            mine, theirs = records.get(id(e)), records.get(id(p))
+            if mine is not None and (theirs is None or mine < theirs):
+                p.input_shapes, records[id(p)] = e.input_shapes, mine
+            dropped.add(id(e))
+    return [e for e in events if id(e) not in dropped] if dropped else events
+
+
 def function_events(result):
     """The FunctionEvents of a ProfilerResult, every thread's, by start
     time (a parent before its children)."""
-    out = []
+    out, records = [], {}
     if result is None:
         return out
     origin = result.span[0]
     for index, info in enumerate(result.threads):
         events = result.events(index)
+        shapes = _input_shapes(result, index)
         made = []
         for e in events:
             if e.type in _DEVICE or e.flags & (_FLAG_INSTANT | _FLAG_COUNTER):
@@ -189,6 +225,9 @@ def function_events(result):
                 continue
             fe = FunctionEvent(0, _torch_name(e.name, e.type), info.tid, e.start_ns, e.end_ns,
                                e.type, origin)
+            record = shapes.get(len(made))
+            if record is not None:
+                records[id(fe)], fe.input_shapes = record
             parent = made[e.parent] if e.parent >= 0 else None
             if parent is not None:
                 fe.cpu_parent = parent
@@ -201,6 +240,7 @@ def function_events(result):
             made.append(fe)
         out.extend(fe for fe in made if fe is not None)
     out.sort(key=lambda fe: (fe.start_us, -fe.end_us))
+    out = _remove_dups(out, records)
     for i, fe in enumerate(out):
         fe.id = i
     return out
@@ -256,9 +296,11 @@ class KeyAverages(collections.abc.Sequence):
     averages are made on first use: table() alone reads the C table and
     never builds an object per event."""
 
-    def __init__(self, result, group_by_stack_n=0, include_python_functions=False):
+    def __init__(self, result, group_by_input_shape=False, group_by_stack_n=0,
+                 include_python_functions=False):
         self._result = result
         self._items = None
+        self._by_shapes = bool(group_by_input_shape)
         self._stack_n = max(0, int(group_by_stack_n))
         self._python = bool(include_python_functions)
 
@@ -269,12 +311,16 @@ class KeyAverages(collections.abc.Sequence):
                 if e.is_python_function and not self._python:
                     continue  # as torch's key_averages
                 # every step is one row, as torch's key_averages (and the table) name it
-                name = "ProfilerStep*" if e.name.startswith("ProfilerStep#") else e.name
-                key = (name, *e.stack[:self._stack_n]) if self._stack_n else name
-                g = groups.get(key)
+                key = "ProfilerStep*" if e.name.startswith("ProfilerStep#") else e.name
+                group_key = (key, str(e.input_shapes)) if self._by_shapes else key
+                if self._stack_n:
+                    group_key = (group_key, *e.stack[:self._stack_n])
+                g = groups.get(group_key)
                 if g is None:
-                    g = groups[key] = FunctionEventAvg(e, self._stack_n)
-                    g.key = name
+                    g = groups[group_key] = FunctionEventAvg(e, self._stack_n)
+                    g.key = key
+                    if not self._by_shapes:
+                        g.input_shapes = ""  # as torch's, when not grouped by them
                 g.add(e)
             self._items = list(groups.values())
         return self._items
@@ -294,10 +340,11 @@ class KeyAverages(collections.abc.Sequence):
         """torch's table: columns, widths, formats and sort keys as torch's
         (every torch sort key; None: first-occurrence order), header,
         top_level_events_only, max_name_column_width (None: no limit) and
-        time_unit ("s", "ms", "us") as torch's; the source and shapes widths
-        have no column here. Raises AttributeError for an unknown sort key,
-        as torch."""
-        del max_src_column_width, max_shapes_column_width
+        time_unit ("s", "ms", "us") as torch's; grouped by input shapes,
+        torch's Input Shapes column, max_shapes_column_width wide at most;
+        the source width has no column here. Raises AttributeError for an
+        unknown sort key, as torch."""
+        del max_src_column_width
         if sort_by is not None and sort_by not in TABLE_KEYS:
             raise AttributeError(f"'FunctionEventAvg' object has no attribute {sort_by!r} "
                                  f"(sort keys: {', '.join(sorted(TABLE_KEYS))})")
@@ -306,7 +353,8 @@ class KeyAverages(collections.abc.Sequence):
         limit = -1 if top_level_events_only else int(row_limit)
         text = self._result.table_torch("none" if sort_by is None else sort_by, limit,
                                         max_name_column_width,
-                                        time_unit if isinstance(time_unit, str) else None)
+                                        time_unit if isinstance(time_unit, str) else None,
+                                        self._by_shapes, max_shapes_column_width)
         if not text:
             return text
         lines = text.split("\n")

@@ -33,6 +33,7 @@ from ._paddle_capture import PaddleCapture as _PaddleCapture
 from ._python_tracer import PythonTracer as _PythonTracer
 from ._torch_capture import TorchCapture as _TorchCapture
 from ._torch_capture import dist_backend as _torch_dist_backend
+from ._torch_capture import forget_after_fork as _torch_forget_after_fork
 from ._handlers import TraceHandler, export_chrome_tracing, export_protobuf, tensorboard_trace_handler
 from ._record import RecordEvent, record_function
 from ._result import EventNode, ProfilerResult, SummaryTable, load_profiler_result
@@ -155,6 +156,32 @@ def _warn(text):
     warnings.warn(text, StepprofWarning, stacklevel=3)
 
 
+# Profilers whose span records now, for the fork hooks below.
+_recording = weakref.WeakSet()
+
+
+def _forked_while_recording():
+    """In the parent, after os.fork() (a DataLoader worker, multiprocessing's
+    fork): the child is not profiled (its copies of the profilers are inert,
+    docs/semantics.md section 3), so what it runs is missing from the trace.
+    Said once per profiler, not per worker or per epoch."""
+    for prof in list(_recording):
+        if not getattr(prof, "_fork_said", False):
+            prof._fork_said = True
+            warnings.warn("a process forked while this profiler recorded (a DataLoader worker, or "
+                          "multiprocessing) is not profiled: what it runs is not in the trace, "
+                          "only this process's wait for it (a DataLoader with num_workers=0 loads "
+                          "in this process, and in the trace)", StepprofWarning, stacklevel=2)
+
+
+def _forked_child():
+    _recording.clear()
+    _torch_forget_after_fork()
+
+
+os.register_at_fork(after_in_parent=_forked_while_recording, after_in_child=_forked_child)
+
+
 def _torch_dialect(scheduler, on_trace_ready):
     """Whether a profiler is configured with torch's spellings (schedule(),
     tensorboard_trace_handler()): torch prints nothing at stop."""
@@ -203,8 +230,8 @@ class Profiler(_PaddleAttributes, _core.Profiler):
         # Under `stepprof run`, the program's first profiler takes the
         # injected one's place, with the run's steps and output (_autorun.py).
         if "stepprof._autorun" in sys.modules:
-            scheduler, on_trace_ready = sys.modules["stepprof._autorun"].program_profiler(
-                scheduler, on_trace_ready)
+            scheduler, on_trace_ready, targets = sys.modules["stepprof._autorun"].program_profiler(
+                scheduler, on_trace_ready, targets)
         self._last_trace_path = None
         self._perf_summary = _wants_perf_summary(perf_summary,
                                                 _torch_dialect(scheduler, on_trace_ready))
@@ -275,6 +302,10 @@ class Profiler(_PaddleAttributes, _core.Profiler):
                     self._set_dist_backend(backend)
                 except ValueError:  # not a name the trace can hold: the default stays
                     pass
+        if event == 0:
+            _recording.add(self)
+        else:
+            _recording.discard(self)
         pytrace = getattr(self, "_pytrace", None)
         if pytrace is not None and event != 0:
             pytrace.end()

@@ -32,6 +32,7 @@ from ._record import record_function
 from ._torch_events import STACK_METRICS as _STACK_METRICS
 from ._torch_events import KeyAverages as _KeyAverages
 from ._torch_events import function_events as _function_events
+from ._torch_memory import export as _memory_timeline
 from ._torch_trace import export_trace as _export_trace
 from ._torch_trace import metadata_value as _metadata_value
 
@@ -278,24 +279,29 @@ class profile(_sp.Profiler):
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0,
                      group_by_overload_name=False, include_python_functions=False):
         """The most recent span's events grouped by name, as a list of
-        FunctionEventAvg with table() (torch's EventList.table).
-        group_by_stack_n=N (with_stack) groups the list by name and the first
-        N frames of each event's stack, as torch's; the table still has one
-        row per name. Python calls (with_stack) are left out unless
+        FunctionEventAvg with table() (torch's EventList.table);
+        group_by_input_shape groups by name and input shapes (record_shapes)
+        as torch's, and table() shows torch's Input Shapes column.
+        group_by_stack_n=N (with_stack) groups the list by the first N frames
+        of each event's stack too, as torch's; the table still has one row
+        per name (and shapes). Python calls (with_stack) are left out unless
         include_python_functions, as torch's; the table always leaves them
-        out. Input shapes and overload names are not part of the events, so
-        those options group by name alone."""
-        del group_by_input_shape, group_by_overload_name
+        out. Overload names are not part of the events, so that option
+        groups by name alone."""
+        del group_by_overload_name
         result = self.get_result()
-        return _KeyAverages(result, group_by_stack_n, include_python_functions)
+        return _KeyAverages(result, group_by_input_shape, group_by_stack_n,
+                            include_python_functions)
 
     def events(self):
         """The most recent span's ranges as FunctionEvent objects (every
         thread's, by start time): name, thread, start_us, end_us,
         cpu_time_total and self_cpu_time_total in us, count (1), cpu_parent,
-        cpu_children, stack and is_python_function (with_stack: the Python
-        calls are events, and each event's stack lists the calls around it,
-        innermost first); device and memory fields 0."""
+        cpu_children, input_shapes (record_shapes), stack and
+        is_python_function (with_stack: the Python calls are events, and each
+        event's stack lists the calls around it, innermost first); device and
+        memory fields 0. As torch's, a range that is the only child of one of
+        its own name is merged into it."""
         return _function_events(self.get_result())
 
     def export_chrome_trace(self, path, use_python_export=False, cuda_graph_annotations=None,
@@ -351,10 +357,25 @@ class profile(_sp.Profiler):
                         f" {value}\n")
 
     def export_memory_timeline(self, path, device=None):
-        """Not available yet: raises NotImplementedError (stepprof's memory
-        events are in the trace and in the Memory Summary)."""
-        raise NotImplementedError("export_memory_timeline is not available in stepprof yet; "
-                                  "profile_memory=True puts the memory events in the trace")
+        """Writes the most recent span's memory timeline at device ("cpu",
+        "cuda:N"; None: "cuda:0" when CUDA is among supported_activities(),
+        else "cpu", as torch) in torch's forms, by path's suffix: ".html" a
+        page with the plot (inline SVG, no matplotlib), ".raw.json.gz" the
+        raw points, ".json.gz" or another suffix [times, sizes] (docs/python.md).
+        torch's categories come from a graph analysis stepprof does not make:
+        every byte is in category None (Unknown). Needs profile_memory=True
+        (record_shapes and with_stack, which torch also asks for, are not
+        needed); a span without memory events on that device warns and
+        writes an empty timeline."""
+        if not self.profile_memory:
+            raise ValueError("profile_memory=True required for memory profiling.")
+        result = self.get_result()
+        if result is None:
+            raise RuntimeError("export_memory_timeline(): no span has been collected yet (a span "
+                               "ends at stop() or at the last step of a schedule's cycle)")
+        if device is None:
+            device = "cuda:0" if ProfilerActivity.CUDA in supported_activities() else "cpu"
+        _memory_timeline(result, path, device)
 
     def set_custom_trace_id_callback(self, callback):
         """Sets the callable get_trace_id() asks."""

@@ -32,8 +32,11 @@
 #define COL_WIDTH 12      /* torch's DEFAULT_COLUMN_WIDTH */
 
 typedef struct group {
-    char *name; /* owned, NUL-terminated JSON spelling */
-    size_t len;
+    /* owned: the NUL-terminated JSON spelling, then (grouping by input
+     * shapes) the NUL-terminated shapes, as torch's str(input_shapes) */
+    char *name;
+    const char *shapes; /* in name's allocation; "" when not grouping by them */
+    size_t len;         /* of the whole key, both NULs but the last included */
     uint64_t hash;
     int64_t self_cpu, cpu, self_gpu, gpu, count;
     int64_t self_cpu_mem, cpu_mem, self_dev_mem, dev_mem; /* bytes */
@@ -97,7 +100,8 @@ static int rehash(groups *gs, size_t nslots)
     return 0;
 }
 
-/* The group of name (len bytes), created on first use; NULL on OOM. */
+/* The group of key (len bytes: a name, or a name, a NUL and its shapes),
+ * created on first use; NULL on OOM. */
 static group *lookup(groups *gs, const char *name, size_t len)
 {
     if ((gs->n + 1) * 2 > gs->nslots && rehash(gs, gs->nslots ? gs->nslots * 2 : 64) != 0)
@@ -120,6 +124,9 @@ static group *lookup(groups *gs, const char *name, size_t len)
     g->name = sp__alloc(len + 1);
     if (!g->name) return NULL;
     memcpy(g->name, name, len);
+    g->name[len] = '\0';
+    g->shapes = g->name + strlen(g->name);
+    if (g->shapes < g->name + len) g->shapes++; /* past the name's NUL */
     g->len = len;
     g->hash = h;
     g->first_thread = SIZE_MAX;
@@ -213,21 +220,88 @@ static uint64_t *node_flops(const sp__model *m, const sp__thread_model *tm, int 
     return flops;
 }
 
-static int collect_groups(const sp__model *m, groups *gs)
+/* The op record of each node of tm whose shapes its row takes, -1 for
+ * none: the first (in time order) of those attached to the node or to a
+ * node merged into it (is_dup). A record's time comes from another clock
+ * than the ranges', so of an op nested in one of its own name (aten::mean
+ * in aten::mean) both records may land on either range; the first record
+ * of the pair is the outer op's whichever range it landed on, and the
+ * outer op is the one torch keeps. NULL with *failed set when out of
+ * memory, NULL with *failed clear when the thread has none. */
+static int32_t *node_ops(const sp__model *m, const sp__thread_model *tm, int *failed)
+{
+    const sp__thread *th = tm->thread;
+    *failed = 0;
+    if (th->op_count == 0 || tm->count == 0) return NULL;
+    int32_t *ops = sp__alloc(sizeof *ops * tm->count);
+    int32_t *node_of = sp__alloc(sizeof *node_of * (th->count ? th->count : 1));
+    if (!ops || !node_of) {
+        sp__free(ops);
+        sp__free(node_of);
+        *failed = 1;
+        return NULL;
+    }
+    for (size_t e = 0; e < th->count; e++) node_of[e] = -1;
+    for (size_t i = 0; i < tm->count; i++) {
+        node_of[tm->nodes[i].event] = (int32_t)i;
+        ops[i] = -1;
+    }
+    for (size_t k = 0; k < th->op_count; k++) {
+        int32_t h = th->ops[k].host;
+        if (h >= 0 && (size_t)h < th->count && node_of[h] >= 0 && ops[node_of[h]] < 0)
+            ops[node_of[h]] = (int32_t)k;
+    }
+    for (size_t i = tm->count; i-- > 0;) { /* children first: a chain's first climbs to its top */
+        const sp__node *n = &tm->nodes[i];
+        const char *raw = sp__result_name(m->result, th->events[n->event].name);
+        if (ops[i] < 0 || !is_dup(m, tm, n, raw)) continue;
+        int32_t *top = &ops[n->parent];
+        if (*top < 0 || ops[i] < *top) *top = ops[i];
+    }
+    sp__free(node_of);
+    return ops;
+}
+
+/* Appends torch's str(input_shapes) of op record k of result thread t
+ * ("[[16, 32], [64], []]": one list per input, an input that is not a
+ * tensor as []), read through the public accessors so that the Python
+ * package, which reads them the same way, spells them alike; "[]" for
+ * k < 0. */
+static void put_shapes(sp__buf *b, const sp_result *r, size_t t, int32_t k)
+{
+    sp_op_record op;
+    sp__buf_putc(b, '[');
+    if (k >= 0 && sp_result_op(r, t, (size_t)k, &op) == SP_OK) {
+        for (size_t j = 0; j < op.input_count; j++) {
+            sp_op_input in;
+            if (sp_result_op_input(r, t, (size_t)k, j, &in) != SP_OK) break;
+            sp__buf_puts(b, j ? ", [" : "[");
+            for (size_t d = 0; d < in.rank; d++)
+                sp__buf_printf(b, d ? ", %lld" : "%lld", (long long)in.dims[d]);
+            sp__buf_putc(b, ']');
+        }
+    }
+    sp__buf_putc(b, ']');
+}
+
+static int collect_groups(const sp__model *m, groups *gs, int by_shapes)
 {
     sp__buf name;
     sp__buf_init(&name);
     int rc = 0;
     for (size_t t = 0; t < m->thread_count && rc == 0; t++) {
         const sp__thread_model *tm = &m->threads[t];
-        int failed, flops_failed;
+        int failed, flops_failed = 0, ops_failed = 0;
         int64_t *mem = node_memory(m, tm, &failed);
         uint64_t *flops = failed ? NULL : node_flops(m, tm, &flops_failed);
-        if (failed || flops_failed) {
+        int32_t *ops = failed || flops_failed || !by_shapes ? NULL : node_ops(m, tm, &ops_failed);
+        if (failed || flops_failed || ops_failed) {
             sp__free(mem);
+            sp__free(flops);
             rc = -1;
             break;
         }
+        size_t rt = (size_t)(tm->thread - m->result->threads); /* its index in the result */
         for (size_t i = 0; i < tm->count; i++) {
             const sp__node *n = &tm->nodes[i];
             const sp__event *e = &tm->thread->events[n->event];
@@ -238,6 +312,14 @@ static int collect_groups(const sp__model *m, groups *gs)
                 continue; /* Python calls: torch's key_averages leaves them out */
             const char *raw = sp__result_name(m->result, e->name);
             torch_name(&name, e, raw ? raw : "");
+            if (by_shapes) {
+                /* A range merged into its parent (is_dup) counts in the
+                 * parent's group: the shapes of the range it merges into. */
+                const sp__node *kept = n;
+                while (is_dup(m, tm, kept, raw)) kept = &tm->nodes[kept->parent];
+                sp__buf_putc(&name, '\0');
+                put_shapes(&name, m->result, rt, ops ? ops[kept - tm->nodes] : -1);
+            }
             group *g = name.failed ? NULL : lookup(gs, sp__buf_cstr(&name), name.len);
             if (!g) {
                 rc = -1;
@@ -267,6 +349,7 @@ static int collect_groups(const sp__model *m, groups *gs)
         }
         sp__free(mem);
         sp__free(flops);
+        sp__free(ops);
     }
     sp__buf_fini(&name);
     return rc;
@@ -323,18 +406,18 @@ static void put_cell(sp__buf *out, const char *s, size_t width)
     sp__buf_puts(out, "  ");
 }
 
-static void put_sep(sp__buf *out, size_t name_width, size_t ncols)
+static void put_sep(sp__buf *out, const size_t *widths, size_t ncols)
 {
     for (size_t c = 0; c < ncols; c++) {
-        for (size_t i = 0, w = c ? COL_WIDTH : name_width; i < w; i++) sp__buf_putc(out, '-');
+        for (size_t i = 0; i < widths[c]; i++) sp__buf_putc(out, '-');
         sp__buf_puts(out, "  ");
     }
     sp__buf_putc(out, '\n');
 }
 
-static void put_row(sp__buf *out, const char *const *cells, size_t ncols, size_t name_width)
+static void put_row(sp__buf *out, const char *const *cells, size_t ncols, const size_t *widths)
 {
-    for (size_t c = 0; c < ncols; c++) put_cell(out, cells[c], c ? COL_WIDTH : name_width);
+    for (size_t c = 0; c < ncols; c++) put_cell(out, cells[c], widths[c]);
     sp__buf_putc(out, '\n');
 }
 
@@ -428,13 +511,14 @@ static void fmt_memory(char *out, size_t size, int64_t bytes)
         snprintf(out, size, "%lld B", (long long)bytes);
 }
 
-#define MAX_COLS 16 /* name, 5 CPU, 4 device, 4 memory, calls, FLOPs */
+#define MAX_COLS 17 /* name, 5 CPU, 4 device, 4 memory, calls, shapes, FLOPs */
 
 /* How a table is laid out beyond its rows. */
 typedef struct layout {
     int row_limit, with_memory;
     size_t max_width;       /* of the name column; SIZE_MAX: none */
     size_t cut_above, keep; /* names of more than cut_above code points: keep + "..." */
+    size_t shapes_max;      /* of the Input Shapes column; SIZE_MAX: none */
     const char *time_unit;  /* NULL: torch's automatic units */
 } layout;
 
@@ -453,6 +537,21 @@ static int render(const groups *gs, const layout *lay, sp__buf *out)
     size_t name_bytes = 4 * longest + 16;
     char *name = sp__alloc(name_bytes);
     if (!name) return -1;
+    /* torch's Input Shapes column: when some row has a non-empty list, as
+     * wide as the longest + 4 (at most shapes_max), each cut to that. */
+    size_t shapes_width = 0;
+    int has_shapes = 0;
+    for (size_t i = 0; i < gs->n; i++) {
+        const char *sh = gs->g[i].shapes;
+        has_shapes |= *sh && strcmp(sh, "[]") != 0;
+        if (strlen(sh) + 4 > shapes_width) shapes_width = strlen(sh) + 4;
+    }
+    if (shapes_width > lay->shapes_max) shapes_width = lay->shapes_max;
+    char *shapes = has_shapes ? sp__alloc(shapes_width + 1) : NULL;
+    if (has_shapes && !shapes) {
+        sp__free(name);
+        return -1;
+    }
     for (size_t i = 0; i < gs->n; i++) {
         const group *g = &gs->g[i];
         sum_self_cpu += g->self_cpu;
@@ -479,6 +578,11 @@ static int render(const groups *gs, const layout *lay, sp__buf *out)
     for (size_t c = 0; has_gpu && c < 4; c++) cells[ncols++] = gpu_head[c];
     for (size_t c = 0; with_memory && c < (has_dev_mem ? 4u : 2u); c++) cells[ncols++] = mem_head[c];
     cells[ncols++] = "# of Calls";
+    size_t widths[MAX_COLS], shapes_col = MAX_COLS;
+    if (has_shapes) {
+        shapes_col = ncols;
+        cells[ncols++] = "Input Shapes";
+    }
     /* torch's auto_scale_flops: the unit of the smallest positive count. */
     static const char *const flops_head[] = {"Total FLOPs", "Total KFLOPs", "Total MFLOPs",
                                              "Total GFLOPs", "Total TFLOPs", "Total PFLOPs"};
@@ -491,9 +595,11 @@ static int render(const groups *gs, const layout *lay, sp__buf *out)
         }
         cells[ncols++] = flops_head[flops_unit];
     }
-    put_sep(out, name_width, ncols);
-    put_row(out, cells, ncols, name_width);
-    put_sep(out, name_width, ncols);
+    for (size_t c = 0; c < ncols; c++)
+        widths[c] = c == 0 ? name_width : c == shapes_col ? shapes_width : COL_WIDTH;
+    put_sep(out, widths, ncols);
+    put_row(out, cells, ncols, widths);
+    put_sep(out, widths, ncols);
 
     char text[MAX_COLS][64];
     for (size_t c = 0; c < ncols; c++) cells[c] = text[c];
@@ -525,15 +631,19 @@ static int render(const groups *gs, const layout *lay, sp__buf *out)
             }
         }
         snprintf(text[c++], sizeof text[0], "%lld", (long long)g->count);
+        if (has_shapes) {
+            snprintf(shapes, shapes_width + 1, "%s", g->shapes);
+            cells[c++] = shapes;
+        }
         if (least_flops) {
             if (g->flops)
                 snprintf(text[c], sizeof text[0], "%8.3f", (double)g->flops / flops_scale);
             else
                 snprintf(text[c], sizeof text[0], "--");
         }
-        put_row(out, cells, ncols, name_width);
+        put_row(out, cells, ncols, widths);
     }
-    put_sep(out, name_width, ncols);
+    put_sep(out, widths, ncols);
     fmt_time(text[0], sizeof text[0], (double)sum_self_cpu, unit);
     sp__buf_printf(out, "Self CPU time total: %s\n", text[0]);
     if (has_gpu) {
@@ -541,6 +651,7 @@ static int render(const groups *gs, const layout *lay, sp__buf *out)
         sp__buf_printf(out, "Self CUDA time total: %s\n", text[0]);
     }
     sp__free(name);
+    sp__free(shapes);
     return 0;
 }
 
@@ -550,6 +661,8 @@ void sp__torch_table_opts_init(sp__torch_table_opts *o)
     o->row_limit = 100;
     o->max_name_width = 55;
     o->time_unit = NULL;
+    o->by_input_shapes = 0;
+    o->max_shapes_width = 80;
 }
 
 int sp__torch_table(const sp__model *m, const char *sort_by, int row_limit, sp__buf *out)
@@ -573,6 +686,7 @@ int sp__torch_table_with(const sp__model *m, const sp__torch_table_opts *o, sp__
                   .max_width = SIZE_MAX,
                   .cut_above = SIZE_MAX,
                   .keep = SIZE_MAX,
+                  .shapes_max = o->max_shapes_width < 0 ? SIZE_MAX : (size_t)o->max_shapes_width,
                   .time_unit = o->time_unit};
     if (o->max_name_width > 0) {
         size_t w = o->max_name_width < 4 ? 4 : (size_t)o->max_name_width;
@@ -582,7 +696,7 @@ int sp__torch_table_with(const sp__model *m, const sp__torch_table_opts *o, sp__
     }
     groups gs;
     memset(&gs, 0, sizeof gs);
-    int rc = collect_groups(m, &gs);
+    int rc = collect_groups(m, &gs, o->by_input_shapes);
     if (rc == 0 && gs.n > 0) {
         for (size_t i = 0; i < gs.n; i++) gs.g[i].key = sort_key(&gs.g[i], k);
         qsort(gs.g, gs.n, sizeof *gs.g, by_key);

@@ -44,6 +44,15 @@ typedef struct sp__torch_table_opts {
     /* torch's time_unit: "s", "ms" or "us" formats every time with that
      * unit ("%.3f<unit>"); NULL or any other text: torch's automatic units. */
     const char *time_unit;
+    /* torch's key_averages(group_by_input_shape=True): rows by name and
+     * input shapes (torch's str(input_shapes), from the range's op record:
+     * "[[16, 32], [64]]", "[]" without one), with torch's "Input Shapes"
+     * column after "# of Calls" when some row has a non-empty list. A range
+     * merged into its same-named parent counts with the parent's shapes. */
+    int by_input_shapes;
+    /* torch's max_shapes_column_width (default 80): that column is at most
+     * this wide and its cells are cut to it; < 0: torch's None, no limit. */
+    long max_shapes_width;
 } sp__torch_table_opts;
 
 /* Fills o with torch's defaults. */

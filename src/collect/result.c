@@ -143,3 +143,104 @@ const char *sp_counter_name(sp_counter_kind c)
     };
     return (unsigned)c < SP_COUNTER_COUNT ? names[c] : "unknown";
 }
+
+size_t sp_result_op_count(const sp_result *r, size_t t)
+{
+    return r && t < r->thread_count ? r->threads[t].op_count : 0;
+}
+
+/* Walks one section of an op's words (collect.h: the shapes, or the
+ * dtypes) from *at, leaving *at past it; returns its item count. Item j, if
+ * there, leaves its first word's offset in *item_at and its key's name id
+ * in *key. Reads nothing past n, whatever the words say. */
+static size_t walk(const uint64_t *w, size_t n, size_t *at, int dims, size_t j, uint64_t *key,
+                   size_t *item_at)
+{
+    size_t i = *at, seen = 0;
+    uint64_t keys = i < n ? w[i++] : 0;
+    for (uint64_t k = 0; k < keys && i + 1 < n; k++) {
+        uint64_t name = w[i], items = w[i + 1];
+        i += 2;
+        for (uint64_t item = 0; item < items && i < n; item++, seen++) {
+            if (seen == j) {
+                *key = name;
+                *item_at = i;
+            }
+            i += !dims ? 1 : w[i] < n - i ? 1 + (size_t)w[i] : n - i;
+        }
+    }
+    *at = i;
+    return seen;
+}
+
+sp_status sp_result_op(const sp_result *r, size_t t, size_t i, sp_op_record *out)
+{
+    if (!r || !out || t >= r->thread_count || i >= r->threads[t].op_count)
+        return sp__fail(SP_EINVAL, "sp_result_op: index (%zu, %zu) out of range", t, i);
+    const sp__thread *th = &r->threads[t];
+    const sp__op_supplement *op = &th->ops[i];
+    out->time_ns = op->ts_ns;
+    out->event = op->host;
+    out->op_type = sp__result_name(r, op->op_type);
+    out->callstack = sp__result_name(r, op->callstack);
+    out->flops = op->flops;
+    /* Both sections list the same inputs when stepprof wrote them; a loaded
+     * file may list more in one: the longer counts. */
+    size_t at = op->words, item = 0;
+    uint64_t key = 0;
+    size_t shapes = walk(th->op_words, th->op_word_count, &at, 1, SIZE_MAX, &key, &item);
+    size_t dtypes = walk(th->op_words, th->op_word_count, &at, 0, SIZE_MAX, &key, &item);
+    out->input_count = shapes > dtypes ? shapes : dtypes;
+    return SP_OK;
+}
+
+sp_status sp_result_op_input(const sp_result *r, size_t t, size_t i, size_t j, sp_op_input *out)
+{
+    sp_op_record rec;
+    if (!out || sp_result_op(r, t, i, &rec) != SP_OK || j >= rec.input_count)
+        return sp__fail(SP_EINVAL, "sp_result_op_input: index (%zu, %zu, %zu) out of range", t, i,
+                        j);
+    const sp__thread *th = &r->threads[t];
+    const uint64_t *w = th->op_words;
+    size_t n = th->op_word_count, at = th->ops[i].words, item = SIZE_MAX;
+    uint64_t key = 0;
+    memset(out, 0, sizeof *out);
+    out->key = out->dtype = "";
+    if (walk(w, n, &at, 1, j, &key, &item) > j) {
+        out->key = sp__result_name(r, (uint32_t)key);
+        out->rank = (size_t)w[item];
+        if (out->rank > n - item - 1) out->rank = 0; /* cut words: never read past them */
+        /* int64_t may alias the uint64_t words (C11 6.5p7): the dims as given. */
+        out->dims = out->rank ? (const int64_t *)(w + item + 1) : NULL;
+    }
+    if (walk(w, n, &at, 0, j, &key, &item) > j) {
+        if (!*out->key) out->key = sp__result_name(r, (uint32_t)key);
+        out->dtype = sp__result_name(r, (uint32_t)w[item]);
+    }
+    out->key_len = strlen(out->key);
+    out->dtype_len = strlen(out->dtype);
+    return SP_OK;
+}
+
+size_t sp_result_mem_event_count(const sp_result *r, size_t t)
+{
+    return r && t < r->thread_count ? r->threads[t].mem_count : 0;
+}
+
+sp_status sp_result_mem_event(const sp_result *r, size_t t, size_t i, sp_mem_event_info *out)
+{
+    if (!r || !out || t >= r->thread_count || i >= r->threads[t].mem_count)
+        return sp__fail(SP_EINVAL, "sp_result_mem_event: index (%zu, %zu) out of range", t, i);
+    const sp__mem_event *m = &r->threads[t].mems[i];
+    out->ts_ns = m->ts_ns;
+    out->type = (sp_mem_event_type)m->type;
+    out->place = sp__result_name(r, m->place);
+    out->info = (sp_mem_info){.addr = m->addr,
+                              .bytes = m->bytes,
+                              .current_allocated = m->current_allocated,
+                              .current_reserved = m->current_reserved,
+                              .peak_allocated = m->peak_allocated,
+                              .peak_reserved = m->peak_reserved};
+    out->event = m->host;
+    return SP_OK;
+}

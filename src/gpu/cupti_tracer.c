@@ -252,8 +252,8 @@ static void start_correlating(void)
     g.correlating = 1;
 }
 
-/* Subscribes, registers the clock and the buffer callbacks: once per
- * process, as CUPTI stays loaded and subscribed after a release. */
+/* Subscribes, registers the clock and the buffer callbacks: at each
+ * prepare after a release (which gives them back), once while active. */
 static int attach(char *why, size_t why_size)
 {
     if (!g.subscribed) {
@@ -451,6 +451,12 @@ void sp__gpu_batch_free(sp__gpu_batch *b)
     memset(b, 0, sizeof *b);
 }
 
+/* CUPTI has one subscriber slot per process, and one set of activity
+ * buffer callbacks: held after the profiler stops, they would keep every
+ * other CUPTI client out (torch.profiler started later in the same process
+ * got MULTIPLE_SUBSCRIBERS on a real GPU). So release gives both back,
+ * once CUPTI has handed over the buffers it held, and the next prepare
+ * subscribes and registers again (attach). */
 void sp__gpu_release(void)
 {
     if (!sp__gpu_fork_usable()) return;
@@ -460,6 +466,15 @@ void sp__gpu_release(void)
         sp__cupti_flusher_stop();
         disable_kinds();
     }
+    if (g.registered) {
+        (void)g.api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        pthread_mutex_lock(&store_lock);
+        sp__gpu_store_fini(&g.store); /* after the last take: nobody's records */
+        g.cupti_dropped = 0;
+        pthread_mutex_unlock(&store_lock);
+        g.registered = 0;
+    }
+    if (g.subscribed && g.api.Unsubscribe(g.subscriber) == CUPTI_SUCCESS) g.subscribed = 0;
     pthread_mutex_unlock(&control);
 }
 

@@ -2,8 +2,8 @@
  * are copied into an arena of chunks and found again through an
  * open-addressing hash table, so a kernel launched a million times costs one
  * copy and one demangling. The table never shrinks; the whole store goes
- * away with its batch. Kernel names are demangled with __cxa_demangle when
- * the process has a C++ runtime loaded (looked up with dlsym, never linked).
+ * away with its batch. Kernel names are demangled with the C++ runtime's
+ * __cxa_demangle (found or loaded at run time, never linked: demangler()).
  * Invariant: every pointer handed out stays valid until destroy. */
 #define _GNU_SOURCE
 #ifdef SP_HAVE_CUPTI
@@ -124,6 +124,37 @@ static int grow(sp__gpu_names *n)
     return 0;
 }
 
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+/* The C++ runtime's __cxa_demangle. A C++ program has it in the global
+ * scope, but a framework's runtime is often loaded RTLD_LOCAL (Python
+ * dlopens torch's and paddle's extensions so), where dlsym(RTLD_DEFAULT)
+ * does not look: then the loaded libstdc++ is asked by its own handle, and
+ * a process with none (a C program whose kernels are C++ all the same)
+ * loads it, as Kineto's demangling always has one. Found once, kept for the
+ * life of the process. NULL where no C++ runtime can be had. */
+static demangle_fn demangler(void)
+{
+    static _Atomic(void *) found;
+    void *p = found;
+    if (p) {
+        demangle_fn fn;
+        memcpy(&fn, &p, sizeof p);
+        return fn;
+    }
+    p = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    if (!p) {
+        void *cxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+        if (!cxx) cxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+        if (cxx) p = dlsym(cxx, "__cxa_demangle"); /* the handle is kept: the runtime stays */
+    }
+    if (!p) return NULL;
+    found = p;
+    demangle_fn fn;
+    memcpy(&fn, &p, sizeof p);
+    return fn;
+}
+
 /* The value stored under (key, tag), adding it if absent: the key itself
  * for plain names, the demangled key for kernel names. */
 static const char *lookup(sp__gpu_names *n, const char *key, unsigned tag)
@@ -136,13 +167,8 @@ static const char *lookup(sp__gpu_names *n, const char *key, unsigned tag)
     if (!k) return NULL;
     const char *v = k;
     if (tag == 1) {
-        /* Looked up at each new kernel name (once per name and batch), so
-         * a C++ runtime loaded later is found. */
-        typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
-        demangle_fn demangle;
-        void *p = dlsym(RTLD_DEFAULT, "__cxa_demangle");
-        memcpy(&demangle, &p, sizeof p);
-        if (demangle && key[0] == '_' && key[1] == 'Z') {
+        demangle_fn demangle = key[0] == '_' && key[1] == 'Z' ? demangler() : NULL;
+        if (demangle) {
             int status = -1;
             char *d = demangle(key, NULL, NULL, &status);
             if (d && status == 0) v = copy(n, d, strlen(d));

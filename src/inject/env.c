@@ -134,6 +134,12 @@ static sp_status make_handler(sp_trace_handler *out)
     return SP_OK;
 }
 
+sp_status sp__env_handler(sp_trace_handler *out)
+{
+    if (!cfg_valid) return sp__fail(SP_ESTATE, "STEPPROF_STEPS did not start profiling in this process");
+    return make_handler(out);
+}
+
 static sp_status env_options(sp_options *o)
 {
     sp_status s = sp_scheduler_range(&o->scheduler, cfg.first_step, cfg.end_step);

@@ -56,6 +56,14 @@ int sp__env_config_make_dir(const sp__env_config *cfg, char *why, size_t size);
  * Otherwise 0 and nothing changes. */
 int sp__env_adopt(const sp_options *opts, sp_options *adopted);
 
+/* The environment's trace handler (paddle's file names in STEPPROF_OUT, the
+ * STEPPROF_FORMAT, the summary tables beside each trace, the end line), for
+ * a profiler that takes the environment's place without passing through
+ * sp__env_adopt: a Python program's own profiler, made after the injected
+ * one took the adoption (python/stepprof/_autorun.py). SP_ESTATE when the
+ * variables did not start profiling in this process. */
+sp_status sp__env_handler(sp_trace_handler *out);
+
 /* Whether sp_profiler_create runs for the environment's own profiler (its
  * schedule is STEPPROF_STEPS's). */
 int sp__env_creating(void);

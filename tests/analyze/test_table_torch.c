@@ -587,6 +587,111 @@ static void test_table_torch_time_unit_option(void)
     done(&b);
 }
 
+/* Whether a line of text, its indent left out, begins with name + "  " and
+ * ends with calls + "  " + shapes right-aligned in width + "  ". */
+static int has_row(const char *text, const char *name, const char *calls, const char *shapes,
+                   int width)
+{
+    char tail[256];
+    snprintf(tail, sizeof tail, "%s  %*s  ", calls, width, shapes);
+    size_t nl = strlen(name), tl = strlen(tail);
+    for (const char *line = text; *line;) {
+        const char *end = strchr(line, '\n');
+        if (!end) break;
+        const char *s = line + strspn(line, " ");
+        size_t len = (size_t)(end - s);
+        if (len >= nl + tl + 2 && strncmp(s, name, nl) == 0 && strncmp(s + nl, "  ", 2) == 0 &&
+            strncmp(end - tl, tail, tl) == 0 && end[-tl - 1] == ' ')
+            return 1;
+        line = end + 1;
+    }
+    return 0;
+}
+
+/* group_by_input_shape: rows by name and torch's str(input_shapes) of each
+ * range's first op record, "Input Shapes" after "# of Calls", as wide as
+ * the longest + 4 at most max_shapes_width, cells cut to it; a range merged
+ * into its same-named parent counts with the pair's first record, whichever
+ * range it landed on. On the nested fixture: the two aten::linear share
+ * shapes (one row, 2 calls), the two aten::addmm differ (two rows), aten::t
+ * and aten::copy_ have no record ("[]"). */
+static void test_table_torch_group_by_input_shapes(void)
+{
+    built b;
+    b.r = sp__result_new();
+    CHECK(b.r != NULL);
+    b.r->span_start_ns = 0;
+    b.r->span_end_ns = 2 * 1000 * MS;
+    fixture_add_thread(b.r, 100, "main", nested, N(nested));
+    fixture_add_thread(b.r, 200, "worker", duplicated, N(duplicated));
+    sp__thread *t = &b.r->threads[0], *w = &b.r->threads[1];
+    fixture_add_op(b.r, t, 5 * US, "aten::linear", "", "X:float:16x32|W:float:64x32|b:float:64");
+    fixture_add_op(b.r, t, 25 * US, "aten::addmm", "", "X:float:2x2");
+    fixture_add_op(b.r, t, 205 * US, "aten::linear", "", "X:float:16x32|W:float:64x32|b:float:64");
+    fixture_add_op(b.r, t, 215 * US, "aten::addmm", "", "X:float:4x4|beta:Scalar:");
+    /* aten::div_ [50, 80] holds only aten::div_ [55, 75]: records swapped. */
+    fixture_add_op(b.r, w, 51 * US, "aten::div_", "", "X:float:3|s:Scalar:");
+    fixture_add_op(b.r, w, 56 * US, "aten::div_", "", "X:float:3|a:Scalar:|b:Scalar:");
+    CHECK_EQ(0, sp__attribute(b.r));
+    int32_t outer = w->ops[0].host, inner = w->ops[1].host;
+    CHECK(outer >= 0 && inner >= 0 && outer != inner);
+    w->ops[0].host = inner;
+    w->ops[1].host = outer;
+    CHECK_EQ(0, sp__model_build(&b.m, b.r));
+    sp__buf_init(&b.text);
+    sp__torch_table_opts o;
+    sp__torch_table_opts_init(&o);
+    o.sort_by = "none";
+    o.by_input_shapes = 1;
+    const char *text = table_with(&b, &o);
+    /* The longest, [[16, 32], [64, 32], [64]], has 26 characters: 30 wide. */
+    CHECK(strstr(text, "# of Calls                    Input Shapes  \n") != NULL);
+    CHECK(has_row(text, "aten::linear", "2", "[[16, 32], [64, 32], [64]]", 30));
+    CHECK(has_row(text, "aten::addmm", "1", "[[2, 2]]", 30));
+    CHECK(has_row(text, "aten::addmm", "1", "[[4, 4], []]", 30));
+    CHECK(has_row(text, "aten::t", "1", "[]", 30));
+    CHECK(has_row(text, "aten::mean", "1", "[]", 30));
+    CHECK(has_row(text, "aten::div_", "1", "[[3], []]", 30));
+    CHECK(strstr(text, "[[3], [], []]") == NULL); /* the inner one's: merged away */
+
+    o.max_shapes_width = 8; /* the column 8 wide, cells cut to 8 */
+    text = table_with(&b, &o);
+    CHECK(has_row(text, "aten::linear", "2", "[[16, 32", 8));
+    CHECK(strstr(text, "# of Calls  Input Shapes  \n") != NULL); /* the header is not cut */
+
+    o.by_input_shapes = 0; /* by name: one aten::addmm row, no column */
+    text = table_with(&b, &o);
+    CHECK(strstr(text, "Input Shapes") == NULL);
+    const char *addmm = strstr(text, " aten::addmm  ");
+    CHECK(addmm && strstr(addmm + 1, " aten::addmm  ") == NULL);
+
+    /* Each allocation failing in turn: the same table, or -1. */
+    o.by_input_shapes = 1;
+    o.max_shapes_width = 80;
+    sp__buf want;
+    sp__buf_init(&want);
+    sp__alloc_fail_at(0);
+    CHECK_EQ(0, sp__torch_table_with(&b.m, &o, &want));
+    uint64_t made = sp__alloc_fail_at(0), failures = 0;
+    for (uint64_t k = 1; k <= made; k++) {
+        sp__buf out;
+        sp__buf_init(&out);
+        sp__alloc_fail_at(k);
+        int rc = sp__torch_table_with(&b.m, &o, &out);
+        sp__alloc_fail_at(0);
+        if (rc == 0) {
+            CHECK_STR_EQ(sp__buf_cstr(&want), sp__buf_cstr(&out));
+        } else {
+            CHECK_EQ(-1, rc);
+            failures++;
+        }
+        sp__buf_fini(&out);
+    }
+    CHECK(failures > 0);
+    sp__buf_fini(&want);
+    done(&b);
+}
+
 int main(void)
 {
     RUN_TEST(test_table_torch_nested_self_vs_total);
@@ -598,6 +703,7 @@ int main(void)
     RUN_TEST(test_table_torch_zero_length_nan);
     RUN_TEST(test_table_torch_long_names_cut);
     RUN_TEST(test_table_torch_only_child_of_its_name_is_merged);
+    RUN_TEST(test_table_torch_group_by_input_shapes);
     RUN_TEST(test_table_torch_flops_column);
     RUN_TEST(test_table_torch_empty_model);
     RUN_TEST(test_table_torch_device_columns);

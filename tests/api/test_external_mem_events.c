@@ -8,6 +8,7 @@
 #include "check.h"
 #include "stepprof/stepprof.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,37 @@ static void test_memory_events_reach_the_memory_summary_and_trace(void)
     CHECK_STR_EQ("2|1|4608|512|4096", memory_row(t, "matmul dygraph", "Allocated"));
     CHECK_STR_EQ("1|0|8192|0|8192", memory_row(t, "matmul dygraph", "Reserved"));
     sp_summary_table_destroy(t);
+    /* sp_result_mem_event gives each back, in time order, with its range. */
+    size_t th = SIZE_MAX;
+    sp_thread_info ti;
+    for (size_t i = 0; sp_result_thread(r, i, &ti) == SP_OK; i++)
+        if (ti.tid == me) th = i;
+    CHECK(th != SIZE_MAX);
+    CHECK_U64_EQ(4, sp_result_mem_event_count(r, th));
+    static const int64_t bytes[] = {4096, 512, -512, 8192};
+    static const sp_mem_event_type types[] = {SP_MEM_ALLOCATE, SP_MEM_ALLOCATE, SP_MEM_FREE,
+                                              SP_MEM_RESERVED_ALLOCATE};
+    int64_t last = INT64_MIN;
+    for (size_t i = 0; i < 4; i++) {
+        sp_mem_event_info m;
+        CHECK_OK(sp_result_mem_event(r, th, i, &m));
+        CHECK_EQ(types[i], m.type);
+        CHECK_EQ(bytes[i], m.info.bytes);
+        CHECK_U64_EQ(0xabc0, m.info.addr);
+        CHECK_STR_EQ("Place(cpu)", m.place);
+        CHECK(m.ts_ns >= last);
+        last = m.ts_ns;
+        sp_event_info e;
+        CHECK(m.event >= 0 && sp_result_event(r, th, (size_t)m.event, &e) == SP_OK);
+        CHECK_STR_EQ("matmul dygraph", m.event >= 0 ? e.name : "");
+    }
+    sp_mem_event_info m;
+    CHECK_U64_EQ(4608, sp_result_mem_event(r, th, 1, &m) == SP_OK ? m.info.peak_allocated : 0);
+    CHECK_EQ(SP_EINVAL, sp_result_mem_event(r, th, 4, &m));
+    CHECK_EQ(SP_EINVAL, sp_result_mem_event(r, sp_result_thread_count(r), 0, &m));
+    CHECK_EQ(SP_EINVAL, sp_result_mem_event(r, th, 0, NULL));
+    CHECK_U64_EQ(0, sp_result_mem_event_count(r, sp_result_thread_count(r)));
+    CHECK_U64_EQ(0, sp_result_mem_event_count(NULL, 0));
     /* The trace holds them as [memory] / [reserved memory] events. */
     char path[] = "/tmp/sp_test_ext_mem_XXXXXX";
     int fd = mkstemp(path);

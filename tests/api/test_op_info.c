@@ -376,6 +376,95 @@ static void test_op_info_flops_sum_over_nested_operators(void)
     sp_profiler_destroy(p);
 }
 
+/* The thread index of tid in r, or SIZE_MAX. */
+static size_t thread_index(const sp_result *r, uint64_t tid)
+{
+    sp_thread_info ti;
+    for (size_t i = 0; sp_result_thread(r, i, &ti) == SP_OK; i++)
+        if (ti.tid == tid) return i;
+    return SIZE_MAX;
+}
+
+/* Checks that r holds the concat op of test_op_info_reads_back, through
+ * the public accessors only. */
+static void check_concat(const sp_result *r)
+{
+    size_t t = thread_index(r, (uint64_t)gettid());
+    CHECK(t != SIZE_MAX);
+    CHECK_U64_EQ(1, sp_result_op_count(r, t));
+    sp_op_record op;
+    CHECK_OK(sp_result_op(r, t, 0, &op));
+    CHECK_STR_EQ("concat", op.op_type);
+    CHECK_STR_EQ("a.py(1)", op.callstack);
+    CHECK_U64_EQ(96, op.flops);
+    CHECK_U64_EQ(3, op.input_count);
+    sp_event_info e;
+    CHECK(op.event >= 0);
+    CHECK_OK(sp_result_event(r, t, (size_t)op.event, &e));
+    CHECK_STR_EQ("matmul dygraph", e.name);
+    CHECK(op.time_ns >= e.start_ns && op.time_ns < e.end_ns);
+    sp_op_input in[3];
+    for (size_t j = 0; j < 3; j++) CHECK_OK(sp_result_op_input(r, t, 0, j, &in[j]));
+    CHECK_STR_EQ("X", in[0].key);
+    CHECK_U64_EQ(1, in[0].key_len);
+    CHECK_U64_EQ(2, in[0].rank);
+    CHECK(in[0].dims && in[0].dims[0] == 4 && in[0].dims[1] == -2);
+    CHECK_STR_EQ("float32", in[0].dtype);
+    CHECK_U64_EQ(7, in[0].dtype_len);
+    CHECK_STR_EQ("X", in[1].key);
+    CHECK_U64_EQ(1, in[1].rank);
+    CHECK(in[1].dims && in[1].dims[0] == 4);
+    CHECK_STR_EQ("float16", in[1].dtype);
+    CHECK_STR_EQ("axis", in[2].key);
+    CHECK_U64_EQ(0, in[2].rank);
+    CHECK(in[2].dims == NULL);
+    CHECK_STR_EQ("int64", in[2].dtype);
+    /* Out of range: refused, nothing read. */
+    CHECK_EQ(SP_EINVAL, sp_result_op_input(r, t, 0, 3, &in[0]));
+    CHECK_EQ(SP_EINVAL, sp_result_op_input(r, t, 1, 0, &in[0]));
+    CHECK_EQ(SP_EINVAL, sp_result_op_input(r, t, 0, 0, NULL));
+    CHECK_EQ(SP_EINVAL, sp_result_op(r, t, 1, &op));
+    CHECK_EQ(SP_EINVAL, sp_result_op(r, sp_result_thread_count(r), 0, &op));
+    CHECK_EQ(SP_EINVAL, sp_result_op(NULL, 0, 0, &op));
+    CHECK_U64_EQ(0, sp_result_op_count(r, sp_result_thread_count(r)));
+    CHECK_U64_EQ(0, sp_result_op_count(NULL, 0));
+}
+
+/* sp_result_op and sp_result_op_input give back what add_op_info took, on
+ * the live result and on one loaded from its .pb. */
+static void test_op_info_reads_back_through_the_result_api(void)
+{
+    static const int64_t d[] = {4, -2};
+    sp_op_input in[] = {{"X", 1, d, 2, "float32", 7},
+                        {"X", 1, d, 1, "float16", 7},
+                        {"axis", 4, NULL, 0, "int64", 5}};
+    sp_op_info op = {.tid = (uint64_t)gettid(),
+                     .op_type = "concat",
+                     .op_type_len = 6,
+                     .inputs = in,
+                     .input_count = 3,
+                     .callstack = "a.py(1)",
+                     .callstack_len = 7,
+                     .flops = 96};
+    sp_profiler *p = span_with(&op, 1, NULL);
+    const sp_result *r = sp_profiler_result(p);
+    CHECK(r != NULL);
+    if (!r) goto done;
+    check_concat(r);
+    char dir[] = "/tmp/sp_op_read_XXXXXX", path[256];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/trace.pb", dir);
+    CHECK_OK(sp_result_export_protobuf(r, path));
+    sp_result *back = NULL;
+    CHECK_OK(sp_result_load(path, NULL, &back));
+    if (back) check_concat(back);
+    sp_result_release(back);
+    unlink(path);
+    rmdir(dir);
+done:
+    sp_profiler_destroy(p);
+}
+
 int main(void)
 {
     RUN_TEST(test_op_info_joins_the_op_range);
@@ -384,5 +473,6 @@ int main(void)
     RUN_TEST(test_op_info_odd_names_and_times_are_counted);
     RUN_TEST(test_op_info_stays_with_its_span);
     RUN_TEST(test_op_info_flops_sum_over_nested_operators);
+    RUN_TEST(test_op_info_reads_back_through_the_result_api);
     return TEST_SUMMARY();
 }

@@ -108,7 +108,7 @@ static void test_cli_usage_errors_say_what_to_do(void)
     CHECK_EQ(2, cli("summary --torch flops " SEED));
     CHECK(strstr(err_text,
                  "stepprof: --torch: unknown sort key 'flops'; it sorts by self_cpu_time_total "
-                 "(default), cpu_time_total, cpu_time_avg or count\n") != NULL);
+                 "(default), cpu_time_total, cpu_time (or cpu_time_avg), count, ") != NULL);
     CHECK_EQ(2, cli("summary " SEED " --torch flops"));
     CHECK(strstr(err_text, "--torch: unknown sort key 'flops'") != NULL);
     CHECK_EQ(2, cli("summary --torch=flops " SEED));
@@ -147,6 +147,24 @@ static void test_cli_options_take_joined_values(void)
     snprintf(want, sizeof want, "%s", out_text);
     CHECK_EQ(0, cli("summary --torch=count " SEED));
     CHECK_STR_EQ(want, out_text);
+    /* Every sort key of torch's table, each spelling of the device: the
+     * table, never a usage error; one the table does not know is refused. */
+    static const char *const keys[] = {
+        "self_cpu_time_total", "cpu_time_total", "cpu_time", "cpu_time_avg", "count",
+        "cpu_memory_usage", "self_cpu_memory_usage", "self_cuda_time_total", "cuda_time_total",
+        "cuda_time", "cuda_memory_usage", "self_cuda_memory_usage", "self_xpu_time_total",
+        "xpu_time", "privateuse1_time_total", "self_privateuse1_memory_usage",
+        "device_time_total", "self_device_time_total", "device_memory_usage"};
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "summary --torch %s " SEED, keys[k]);
+        CHECK_EQ(0, cli(cmd));
+        CHECK(strstr(out_text, "# of Calls") != NULL);
+        snprintf(cmd, sizeof cmd, "summary " SEED " --torch=%s", keys[k]);
+        CHECK_EQ(0, cli(cmd));
+    }
+    CHECK_EQ(2, cli("summary --torch self_cuda_time " SEED));
+    CHECK_EQ(2, cli("summary --torch=gpu_time_total " SEED));
     CHECK_EQ(0, cli("convert " SEED " --output=joined.out --format=pb"));
     CHECK_EQ(0, cli("info joined.out"));
     CHECK(strstr(out_text, "threads: 2\n") != NULL);

@@ -130,8 +130,10 @@ static void test_cupti_records_zero_timestamp_kernels_counted(void)
 
 static void test_cupti_records_demangles_kernel_names(void)
 {
-    /* The test binary has no C++ runtime; load one as a framework would. */
-    void *cxx = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_GLOBAL);
+    /* The test binary has no C++ runtime; load one as Python loads a
+     * framework's, RTLD_LOCAL, where dlsym(RTLD_DEFAULT) does not see it
+     * (kernel names of torch stayed mangled so on a real GPU). */
+    void *cxx = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
     sp__gpu_store s = {0};
     CUpti_ActivityKernel10 k1 = kernel_rec("_Z6kernelPfi", 1, 2, 1), k2 = kernel_rec("_Z6kernelPfi", 3, 4, 2),
                            k3 = kernel_rec("_Zbroken(", 5, 6, 3), k4 = kernel_rec(NULL, 7, 8, 4);

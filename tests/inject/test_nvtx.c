@@ -50,7 +50,8 @@ static int find_trace(char *path, size_t size)
 }
 
 typedef struct counts {
-    int steps, step2, step3, forward, inner_in_forward, backward, tick, async, named_step;
+    int steps, step2, step3, forward, inner_in_forward, backward, tick, async, named_step, layer2, layer3,
+        loss, other_layer;
 } counts;
 
 static counts count_trace(const char *path)
@@ -73,6 +74,11 @@ static counts count_trace(const char *path)
             c.backward += strcmp(e.name, "backward") == 0;
             c.async += strcmp(e.name, "async") == 0;
             c.named_step += strcmp(e.name, "step") == 0;
+            c.layer2 += strcmp(e.name, "layer2") == 0;
+            c.layer3 += strcmp(e.name, "layer3") == 0;
+            c.loss += strcmp(e.name, "loss") == 0;
+            c.other_layer += strncmp(e.name, "layer", 5) == 0 && strcmp(e.name, "layer2") != 0 &&
+                             strcmp(e.name, "layer3") != 0;
             c.tick += strcmp(e.name, "tick") == 0 && (e.flags & SP_EVENT_FLAG_INSTANT);
             if (strcmp(e.name, "inner") == 0 && e.parent >= 0 &&
                 sp_result_event(r, t, (size_t)e.parent, &parent) == SP_OK &&
@@ -107,6 +113,11 @@ static void test_nvtx_ranges_and_steps_are_what_was_pushed(void)
     CHECK_EQ(2, c.tick);
     CHECK_EQ(2, c.async);
     CHECK_EQ(0, c.named_step);
+    /* A reused buffer: the names are what it held at each push. */
+    CHECK_EQ(1, c.layer2);
+    CHECK_EQ(1, c.layer3);
+    CHECK_EQ(2, c.loss);
+    CHECK_EQ(0, c.other_layer);
 }
 
 /* Another tool already named in NVTX_INJECTION64_PATH is kept, and the

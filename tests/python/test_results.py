@@ -79,6 +79,50 @@ def test_torch_table():
     assert "ProfilerStep*" in text and "# of Calls" in text
 
 
+def test_op_records_and_input_shapes_in_the_torch_table():
+    """ProfilerResult.ops gives back what the span was handed, attached to
+    its range; table_torch(group_by_input_shape=True) groups by it."""
+    import threading
+    import time
+    tid = threading.get_native_id()
+    with profiler.Profiler(on_trace_ready=None) as prof:
+        for shapes in ((2, 3), (2, 3), (4, 5)):
+            with profiler.RecordEvent("matmul", TracerEventType.Operator):
+                now = time.time_ns()
+                time.sleep(0.001)
+            assert prof._add_op_info([(tid, now, "matmul", [("X", shapes, "float32"),
+                                                            ("alpha", (), "Scalar")],
+                                       "a.py(1)", 12)])
+    result = prof.get_result()
+    index = result.thread_index(tid)
+    ops = result.ops(index)
+    assert [tuple(i) for i in ops[0].inputs] == [("X", (2, 3), "float32"), ("alpha", (), "Scalar")]
+    assert ops[0].inputs[0].dims == (2, 3) and ops[2].inputs[0].dims == (4, 5)
+    assert [(op.op_type, op.callstack, op.flops) for op in ops] == [("matmul", "a.py(1)", 12)] * 3
+    events = result.events(index)
+    assert [events[op.event].name for op in ops] == ["matmul"] * 3
+    text = result.table_torch("count", -1, group_by_input_shape=True)
+    assert "# of Calls      Input Shapes   Total FLOPs" in text.splitlines()[1]  # torch's order
+    assert any(line.split()[0] == "matmul" and "  2      [[2, 3], []]  " in line
+               for line in text.splitlines())
+    assert any(line.split()[0] == "matmul" and "  1      [[4, 5], []]  " in line
+               for line in text.splitlines())
+    assert "Input Shapes" not in result.table_torch("count", -1)
+
+
+def test_memory_events_of_a_loaded_trace():
+    import os
+    path = os.path.join(os.path.dirname(__file__), "..", "data", "paddle_mlp.paddle_trace.json")
+    result = profiler.load_profiler_result(path)
+    mems = [m for i in range(len(result.threads)) for m in result.memory_events(i)]
+    assert mems and {m.type for m in mems} <= {"Allocate", "Free", "ReservedAllocate",
+                                                "ReservedFree"}
+    assert all((m.bytes < 0) == (m.type == "Free") for m in mems if m.type in ("Allocate", "Free"))
+    assert all(m.place == "Place(cpu)" for m in mems)
+    assert [m.ts_ns for m in result.memory_events(0)] == sorted(m.ts_ns
+                                                                for m in result.memory_events(0))
+
+
 def test_result_outlives_profiler_and_exports(tmp_path):
     prof = _run()
     result = prof.get_result()

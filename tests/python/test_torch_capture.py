@@ -138,6 +138,50 @@ def test_torch_forked_dataloader_workers_record_nothing_and_break_nothing(tmp_pa
     load_trace(got["trace"])
 
 
+FORKED_WORKERS = r"""
+import glob, json, os, sys, warnings, torch
+import stepprof.profiler as sp
+from stepprof import _torch_adapter
+
+class Probe(torch.utils.data.Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        torch.ones(2).add_(1)  # an operator that only the workers run
+        return torch.tensor([int(_torch_adapter.is_enabled()), os.getpid()])
+
+loader = torch.utils.data.DataLoader(Probe(), batch_size=2, num_workers=2,
+                                     multiprocessing_context="fork")
+rows = []
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    with sp.Profiler(scheduler=(0, 2), on_trace_ready=sp.export_chrome_tracing(sys.argv[1])) as p:
+        for epoch in range(2):  # new workers each epoch: 4 forks in all
+            rows += [b.tolist() for b in loader]
+            p.step()
+print(json.dumps({"rows": rows, "parent": os.getpid(), "trace": glob.glob(sys.argv[1] + "/*.json"),
+                  "said": [str(w.message) for w in caught if "forked" in str(w.message)]}))
+"""
+
+
+@needs_torch
+def test_torch_forked_workers_drop_the_callback_and_say_so_once(tmp_path):
+    out, _ = run_python(["-c", FORKED_WORKERS, str(tmp_path / "trace")], cwd=str(tmp_path))
+    got = json.loads(out.strip().splitlines()[-1])
+    samples = [s for batch in got["rows"] for s in batch]
+    assert len(samples) == 16
+    # In every worker the callback was gone: its operators cost nothing there.
+    assert {enabled for enabled, _ in samples} == {0}
+    assert got["parent"] not in {pid for _, pid in samples}
+    # One message for the profiler, not one per worker or per epoch.
+    assert len(got["said"]) == 1 and "not profiled" in got["said"][0], got["said"]
+    trace = load_trace(got["trace"][0])
+    names = {e.get("name") for e in trace["traceEvents"]}
+    assert any(n and n.startswith("enumerate(DataLoader)") for n in names)
+    assert "aten::add_" not in names
+
+
 ANOTHER_TORCH = r"""
 import warnings, torch
 import stepprof.profiler as sp

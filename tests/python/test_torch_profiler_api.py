@@ -414,7 +414,7 @@ def test_export_stacks_folded(mlp, tmp_path):
     assert any(re.search(r"\(\d+\):_train;nn.Module:_Sequential_0;", line) for line in lines)
     with pytest.raises(ValueError):
         prof.export_stacks(path, "wall_time")
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(ValueError):
         prof.export_memory_timeline(str(tmp_path / "mem.html"))
 
 

@@ -154,6 +154,70 @@ def test_zero_code_torch_hook_with_a_stand_in(tmp_path):
         assert len(inside) == 2, (step["name"], events)
 
 
+MAIN_STEP_FN = """\
+import json
+def train_step(i):
+    return sum(k * i for k in range(100))
+class Trainer:
+    def step(self, i):
+        return train_step(i)
+t = Trainer()
+for i in range(8):
+    t.step(i)
+"""
+
+
+@pytest.mark.parametrize("name", ["train_step", "Trainer.step"])
+def test_zero_code_step_fn_of_the_main_script(tmp_path, name):
+    """--step-fn __main__:NAME, a function (or a class's method) of the
+    script itself: its first call ends step 0, as every later one ends the
+    next, so the steps recorded are the ones asked."""
+    (tmp_path / "main.py").write_text(MAIN_STEP_FN)
+    r = run(["--steps", "2:5", "--step-fn", f"__main__:{name}", "--", sys.executable, "main.py"],
+            tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert len(own_lines(r.stderr)) == 2, r.stderr
+    files = trace_files(tmp_path / "profiler_log")
+    assert len(files) == 1, r.stderr
+    assert step_names(load_trace(files[0])) == steps(2, 5)
+
+
+def test_zero_code_step_fn_of_the_main_script_never_called(tmp_path):
+    """A name the script never calls: the program runs as without it, and
+    the end line says that no step ended."""
+    (tmp_path / "main.py").write_text(MAIN_STEP_FN)
+    r = run(["--steps", "2:5", "--step-fn", "__main__:nothing", "--", sys.executable, "main.py"],
+            tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "ended no step" in own_lines(r.stderr)[-1], r.stderr
+
+
+def test_zero_code_step_fn_goes_before_the_optimizer(tmp_path):
+    """--step-fn names the step: the two optimizer steps each call makes
+    (gradient accumulation) end none."""
+    pkg = tmp_path / "fake" / "torch" / "optim"
+    pkg.mkdir(parents=True)
+    (tmp_path / "fake" / "torch" / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("from .optimizer import Optimizer\n")
+    (pkg / "optimizer.py").write_text(STAND_IN_OPTIMIZER)
+    (tmp_path / "train.py").write_text(
+        "import torch.optim.optimizer as o\n"
+        "opt = o.Optimizer()\n"
+        "def train_step():\n"
+        "    opt.step()\n"
+        "    opt.step()\n"
+        "for _ in range(6):\n"
+        "    train_step()\n")
+    r = run(["--steps", "1:3", "--step-fn", "__main__:train_step", "--", sys.executable,
+             "train.py"], tmp_path, {"PYTHONPATH": str(tmp_path / "fake")})
+    assert r.returncode == 0, r.stderr
+    files = trace_files(tmp_path / "profiler_log")
+    assert len(files) == 1, r.stderr
+    trace = load_trace(files[0])
+    assert step_names(trace) == steps(1, 3)
+    assert sum(e["name"] == "Optimizer.step" for e in trace["traceEvents"]) == 4
+
+
 def test_zero_code_paddle_example(tmp_path):
     """The seed scenario: examples/zero_code/train_paddle.py (30 steps,
     DataLoader with workers, SGD, no profiler code) writes exactly one trace
@@ -282,6 +346,29 @@ def test_zero_code_program_profiler_takes_over(tmp_path):
     assert len(files) == 1, r.stderr
     assert step_names(load_trace(files[0])) == steps(2, 4)
     assert own_lines(r.stderr)[-1].startswith("stepprof: wrote "), r.stderr
+    assert len(own_lines(r.stderr)) == 2, r.stderr
+    # The run's trace handler, as for the injected profiler: the summary
+    # tables beside the trace.
+    summary = files[0][:-len(".json")] + ".summary.txt"
+    assert "Overview Summary" in open(summary).read()
+
+
+def test_zero_code_program_profiler_takes_the_runs_format(tmp_path):
+    """--format json.gz reaches the program's own profiler too."""
+    (tmp_path / "own.py").write_text(
+        "import stepprof.profiler as profiler\n"
+        "prof = profiler.Profiler(scheduler=(0, 1), perf_summary=False)\n"
+        "prof.start()\n"
+        "for _ in range(6):\n"
+        "    prof.step()\n"
+        "prof.stop()\n")
+    r = run(["--steps", "1:3", "--format", "json.gz", "--out", "traces", "--", sys.executable,
+             "own.py"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    files = trace_files(tmp_path / "traces")
+    assert len(files) == 1 and files[0].endswith(".paddle_trace.json.gz"), (files, r.stderr)
+    assert step_names(load_trace(files[0])) == steps(1, 3)
+    assert os.path.exists(files[0][:-len(".json.gz")] + ".summary.txt")
 
 
 def test_zero_code_python_m_stepprof_run(tmp_path):

@@ -86,9 +86,13 @@ static const char summary_help[] =
     "  --thread-sep       one table per thread instead of all threads merged\n"
     "  --op-detail        inner rows under each operator (default)\n"
     "  --no-op-detail     operators only\n"
-    "  --torch [SORT]     torch's key_averages().table() instead, sorted by\n"
-    "                     self_cpu_time_total (default), cpu_time_total,\n"
-    "                     cpu_time_avg or count (also --torch=SORT)\n"
+    "  --torch [SORT]     torch's key_averages().table() instead, sorted by any of\n"
+    "                     torch's keys: self_cpu_time_total (default),\n"
+    "                     cpu_time_total, cpu_time (or cpu_time_avg), count,\n"
+    "                     cpu_memory_usage, self_cpu_memory_usage,\n"
+    "                     self_cuda_time_total, cuda_time_total, cuda_time,\n"
+    "                     cuda_memory_usage, self_cuda_memory_usage (cuda also\n"
+    "                     spelled xpu, privateuse1 or device) (also --torch=SORT)\n"
     "\n"
     "An option's value may also be joined to it: --time-unit=us.\n";
 
@@ -156,14 +160,30 @@ static int parse_views(const char *list, unsigned *bits)
     }
 }
 
-static const char *const torch_sorts[] = {"self_cpu_time_total", "cpu_time_total", "cpu_time_avg",
-                                          "count"};
-#define TORCH_SORT_LIST "self_cpu_time_total (default), cpu_time_total, cpu_time_avg or count"
+/* torch's sort keys, as its table takes them (and the C table): the CPU
+ * ones, and the device ones with the device spelled "cuda", "xpu",
+ * "privateuse1" or "device". stepprof's "cpu_time_avg" too. */
+static const char *const torch_cpu_sorts[] = {"self_cpu_time_total", "cpu_time_total", "cpu_time",
+                                              "cpu_time_avg", "count", "cpu_memory_usage",
+                                              "self_cpu_memory_usage"};
+static const char *const torch_devices[] = {"cuda", "xpu", "privateuse1", "device"};
+static const char *const torch_device_sorts[] = {"self_%s_time_total", "%s_time_total", "%s_time",
+                                                 "%s_memory_usage", "self_%s_memory_usage"};
+#define TORCH_SORT_LIST                                                                            \
+    "self_cpu_time_total (default), cpu_time_total, cpu_time (or cpu_time_avg), count, "          \
+    "cpu_memory_usage, self_cpu_memory_usage, self_cuda_time_total, cuda_time_total, cuda_time, " \
+    "cuda_memory_usage or self_cuda_memory_usage (cuda also spelled xpu, privateuse1 or device)"
 
 static int is_torch_sort(const char *s)
 {
-    for (int k = 0; k < 4; k++)
-        if (strcmp(s, torch_sorts[k]) == 0) return 1;
+    for (size_t k = 0; k < sizeof torch_cpu_sorts / sizeof *torch_cpu_sorts; k++)
+        if (strcmp(s, torch_cpu_sorts[k]) == 0) return 1;
+    char key[64];
+    for (size_t d = 0; d < sizeof torch_devices / sizeof *torch_devices; d++)
+        for (size_t k = 0; k < sizeof torch_device_sorts / sizeof *torch_device_sorts; k++) {
+            snprintf(key, sizeof key, torch_device_sorts[k], torch_devices[d]);
+            if (strcmp(s, key) == 0) return 1;
+        }
     return 0;
 }
 

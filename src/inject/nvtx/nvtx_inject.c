@@ -6,7 +6,7 @@
  * calls on the process's environment profiler (src/inject/env.c, which
  * libstepprof.so creates when it is loaded with this library):
  *   - nvtxRangePush / Pop, plain or in a domain: nested ranges of the thread
- *     (UserDefined), names copied;
+ *     (UserDefined), names interned (recorded by pointer);
  *   - a pushed range named STEPPROF_STEP_RANGE (default "step") is not a
  *     range: its pop ends a step (sp_step), so steps are what the program
  *     pushed;
@@ -47,61 +47,142 @@ static const char *message_of(const nvtxEventAttributes_t *a)
     return NULL;
 }
 
-/* Interned strings: marks store the pointer (sp_instant), and registered
- * strings must outlive the call. A list under a lock: marks and
- * registrations are rare next to ranges. */
+/* Interned strings, kept for the life of the process: marks store the
+ * pointer (sp_instant), registered strings must outlive the call, and
+ * pushed names are recorded by pointer (below). A chained hash table under
+ * a lock, reached only on a thread's cache miss. At most INTERN_MAX names:
+ * a program that builds a new name for every range would otherwise grow
+ * it without end, so past the limit pushed names are copied per range, as
+ * are names over INTERN_LEN_MAX bytes. */
 typedef struct interned {
     struct interned *next;
     char text[];
 } interned;
 
-static interned *strings;
+enum { BUCKETS = 4096, INTERN_MAX = 1 << 16, INTERN_LEN_MAX = 256 };
+
+static interned *buckets[BUCKETS];
+static size_t interned_count;
 static pthread_mutex_t strings_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return (size_t)(h % BUCKETS);
+}
+
+/* The lasting copy of s, or NULL when out of memory or, with `bounded`, past
+ * INTERN_MAX. */
+static const char *find_or_add(const char *s, size_t n, int bounded)
+{
+    size_t b = hash(s, n);
+    pthread_mutex_lock(&strings_lock);
+    interned *i = buckets[b];
+    while (i && (strncmp(i->text, s, n) != 0 || i->text[n] != '\0')) i = i->next;
+    if (!i && (!bounded || interned_count < INTERN_MAX)) {
+        i = malloc(sizeof *i + n + 1);
+        if (i) {
+            memcpy(i->text, s, n);
+            i->text[n] = '\0';
+            i->next = buckets[b];
+            buckets[b] = i;
+            interned_count++;
+        }
+    }
+    pthread_mutex_unlock(&strings_lock);
+    return i ? i->text : NULL;
+}
 
 static const char *intern(const char *s)
 {
     if (!s) s = "(null)";
-    pthread_mutex_lock(&strings_lock);
-    interned *i = strings;
-    while (i && strcmp(i->text, s) != 0) i = i->next;
-    if (!i) {
-        size_t n = strlen(s);
-        i = malloc(sizeof *i + n + 1);
-        if (i) {
-            memcpy(i->text, s, n + 1);
-            i->next = strings;
-            strings = i;
-        }
-    }
-    pthread_mutex_unlock(&strings_lock);
-    return i ? i->text : "(out of memory)";
+    const char *t = find_or_add(s, strlen(s), 0);
+    return t ? t : "(out of memory)";
 }
 
-/* ---- push / pop: a per-thread stack of which pushes were steps ---- */
+/* ---- push / pop ----
+ * A push must not cost much more than a stepprof range. The name is
+ * NVTX's caller's, which may be a buffer reused for another name at the
+ * next call, so it is recorded through its interned copy, found through a
+ * per-thread cache keyed by the pointer and confirmed by content (a strcmp
+ * of a short name). A thread's state sits behind one initial-exec TLS
+ * pointer: this library is loaded by dlopen, where a plain _Thread_local
+ * goes through __tls_get_addr on every access. */
 
-enum { MAX_DEPTH = 1024 };
+enum { MAX_DEPTH = 1024, CACHE_SLOTS = 256 };
 
-static _Thread_local unsigned char is_step[MAX_DEPTH];
-static _Thread_local int depth;
+typedef struct cache_slot {
+    const char *key;  /* the caller's pointer */
+    const char *name; /* its interned text, or NULL: copy it per range */
+    size_t len;
+    int step;         /* the step range's name */
+} cache_slot;
+
+typedef struct thread_state {
+    int depth;
+    unsigned char is_step[MAX_DEPTH]; /* which open pushes are steps */
+    cache_slot cache[CACHE_SLOTS];
+} thread_state;
+
+static __thread thread_state *state __attribute__((tls_model("initial-exec")));
+static pthread_key_t state_key;
+static pthread_once_t state_once = PTHREAD_ONCE_INIT;
+
+static void make_state_key(void) { (void)pthread_key_create(&state_key, free); }
+
+/* This thread's state (freed when it exits), or NULL when out of memory. */
+static thread_state *my_state(void)
+{
+    if (state) return state;
+    pthread_once(&state_once, make_state_key);
+    thread_state *t = calloc(1, sizeof *t);
+    if (t && pthread_setspecific(state_key, t) != 0) {
+        free(t);
+        t = NULL;
+    }
+    return state = t;
+}
+
+static void fill(cache_slot *c, const char *name)
+{
+    size_t n = strlen(name);
+    c->key = name;
+    c->len = n;
+    c->step = n == step_len && memcmp(name, step_name, n) == 0;
+    /* A long name is copied per range, where the core cuts it (names_cut). */
+    c->name = n <= INTERN_LEN_MAX ? find_or_add(name, n, 1) : NULL;
+}
 
 static int push(const char *name)
 {
     if (!name) name = "(null)";
-    size_t n = strlen(name);
-    int step = n == step_len && memcmp(name, step_name, n) == 0;
-    if (!step) sp_range_begin_copy(SP_EVENT_USER_DEFINED, name, n);
-    if (depth < MAX_DEPTH) is_step[depth] = (unsigned char)step;
-    return depth++;
+    thread_state *t = my_state();
+    if (!t) { /* no state: every push is a range, and pops end ranges */
+        sp_range_begin_copy(SP_EVENT_USER_DEFINED, name, strlen(name));
+        return -1;
+    }
+    cache_slot *c = &t->cache[((uintptr_t)name >> 3) % CACHE_SLOTS];
+    if (c->key != name || !c->name || strcmp(name, c->name) != 0) fill(c, name);
+    if (!c->step) {
+        if (c->name)
+            sp_range_begin(SP_EVENT_USER_DEFINED, c->name);
+        else
+            sp_range_begin_copy(SP_EVENT_USER_DEFINED, name, c->len);
+    }
+    if (t->depth < MAX_DEPTH) t->is_step[t->depth] = (unsigned char)c->step;
+    return t->depth++;
 }
 
 static int pop(void)
 {
-    if (depth == 0) {
+    thread_state *t = my_state();
+    if (!t || t->depth == 0) {
         sp_range_end(); /* counted as an unmatched end by the span */
         return -1;
     }
-    int level = --depth;
-    if (level < MAX_DEPTH && is_step[level])
+    int level = --t->depth;
+    if (level < MAX_DEPTH && t->is_step[level])
         sp_step(-1);
     else
         sp_range_end();

@@ -427,6 +427,14 @@ def main(argv):
             check_pool_full(check, trace, fig, summary, scenario)
         else:
             check_live(check, trace, fig, launches, summary, scenario)
+    if scenario == "live":
+        m = re.search(r"^live_gpu_handover: subscribe=(-?\d+) trace=(.*)$", p.stdout, re.M)
+        check(m is not None and m.group(1) == "0",
+              "after stop, another CUPTI client subscribes (stepprof gave the slot back)")
+        later = check_gpu_trace.load(m.group(2)) if m else {"traceEvents": []}
+        kernels = [e for e in later["traceEvents"] if isinstance(e, dict) and
+                   e.get("cat") == "kernel" and e.get("name") == "fake_after_handover"]
+        check(len(kernels) == 1, "a later span takes CUPTI back and records its kernel")
     print(f"check_live_trace: {scenario}: {'FAIL' if check.failed else 'ok'} "
           f"({len(check.failed)} failed)")
     return 1 if check.failed else 0

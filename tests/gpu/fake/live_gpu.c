@@ -192,6 +192,40 @@ static int fail(const char *what, sp_status s)
     return 1;
 }
 
+/* After a stop, CUPTI's one subscriber slot is free for another client
+ * (torch.profiler in the same process), and a later start takes it back:
+ * another client subscribes and leaves, then a span records one kernel,
+ * written to <dir>/live_gpu.handover.json. Prints
+ * "live_gpu_handover: subscribe=<CUptiResult> trace=<path>". */
+static int handover(sp_profiler *prof, const char *dir)
+{
+    typedef int (*subscribe_fn)(void **, void *, void *);
+    typedef int (*unsubscribe_fn)(void *);
+    void *cupti = dlopen("libcupti.so", RTLD_NOW | RTLD_NOLOAD);
+    if (!cupti) return 1;
+    subscribe_fn subscribe;
+    unsubscribe_fn unsubscribe;
+    void *p = need(cupti, "cuptiSubscribe");
+    memcpy(&subscribe, &p, sizeof p);
+    p = need(cupti, "cuptiUnsubscribe");
+    memcpy(&unsubscribe, &p, sizeof p);
+    void *other = NULL;
+    int r = subscribe(&other, NULL, NULL);
+    if (r == 0) unsubscribe(other);
+    sp_status s = sp_profiler_start(prof);
+    if (s != SP_OK) return fail("sp_profiler_start (again)", s);
+    static const uint32_t grid[3] = {1, 1, 1}, block[3] = {32, 1, 1};
+    sp_range_begin(SP_EVENT_OPERATOR, "after_handover");
+    fake.launch_kernel("fake_after_handover", SPIN_NS, grid, block);
+    sp_range_end();
+    if ((s = sp_profiler_stop(prof)) != SP_OK) return fail("sp_profiler_stop (again)", s);
+    char trace[4096];
+    snprintf(trace, sizeof trace, "%s/live_gpu.handover.json", dir);
+    if ((s = sp_profiler_export(prof, trace, SP_FORMAT_JSON)) != SP_OK) return fail("sp_profiler_export", s);
+    printf("live_gpu_handover: subscribe=%d trace=%s\n", r, trace);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -275,6 +309,7 @@ int main(int argc, char **argv)
            (unsigned long long)sp_result_counter(r, SP_COUNTER_CLOCK_MISMATCH),
            (unsigned long long)sp_result_counter(r, SP_COUNTER_STRADDLING_RUNTIME),
            (long long)skew_ns, trace);
+    if (strcmp(scenario, "live") == 0 && handover(prof, argv[2]) != 0) return 1;
     sp_profiler_destroy(prof);
     return 0;
 }
