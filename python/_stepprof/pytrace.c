@@ -516,6 +516,9 @@ PyObject *spx_pytrace_stop(PyObject *mod, PyObject *unused)
     if (T.mode == MODE_OFF && !T.ctxs) return PyLong_FromLong(0);
     T.mode = MODE_OFF;
     PyThreadState *me = PyThreadState_Get();
+    /* A thread whose hook was taken off during the span (sys.setprofile)
+     * saw no returns since: its open calls are stale, not running. */
+    int me_hooked = me->c_profilefunc == hook;
     PyInterpreterState *interp = PyThreadState_GetInterpreter(me);
     for (PyThreadState *ts = PyInterpreterState_ThreadHead(interp); ts;
          ts = PyThreadState_Next(ts)) {
@@ -532,7 +535,7 @@ PyObject *spx_pytrace_stop(PyObject *mod, PyObject *unused)
         lost += c->lost;
         /* The calling thread's open calls end now, the outermost last;
          * other threads' cannot be added from here and are dropped. */
-        if (c->thread_id == PyThreadState_GetID(me))
+        if (me_hooked && c->thread_id == PyThreadState_GetID(me))
             for (size_t k = 0; k < c->len; k++) record(&c->stack[k], end - k);
         c->len = 0;
     }

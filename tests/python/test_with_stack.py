@@ -129,6 +129,20 @@ async def coro():
     return inner(3)
 
 
+def test_hook_taken_off_mid_span_leaves_no_stale_calls():
+    def unhook():
+        sys.setprofile(None)
+
+    with tp.profile(with_stack=True) as prof:
+        inner(1)
+        unhook()
+        inner(2)
+    names = [e.name for e in prof.events() if e.is_python_function]
+    assert sum(n.endswith(": inner") for n in names) == 1
+    # unhook returned after the hook was gone: it must not be closed at stop
+    assert not any(n.endswith(": unhook") for n in names)
+
+
 def test_generators_exceptions_and_coroutines_stay_balanced(tmp_path):
     with tp.profile(with_stack=True) as prof:
         try:
