@@ -362,6 +362,30 @@ static int put_event_fast(writer *w, const sp__event *e)
     return 1;
 }
 
+/* A Python call (PythonOp) from its cached head, then its Python ids
+ * (json_python.c): with_stack spans hold millions of them. 0 if not done. */
+static int put_python_fast(writer *w, const sp__thread *t, const sp__event *e, size_t index)
+{
+    uint8_t key = sp__json_head_key(e->type, 0);
+    size_t head_len;
+    const char *head = sp__json_head_find(&w->heads, e->name, key, &head_len);
+    if (!head && !(head = render_head(w, e, key, &head_len))) return 0;
+    static const char dur[] = ",\"dur\":", args[] = ",\"args\":{";
+    if (sp__buf_reserve(w->b, head_len + w->track_len + sizeof dur + sizeof args + 48))
+        return 1; /* failed is sticky: the file is reported bad */
+    char *p = text_at(w->b->data + w->b->len, head, head_len);
+    p = text_at(p, w->track, w->track_len);
+    p = us_at(p, e->start_ns - w->base_ns);
+    p = text_at(p, dur, sizeof dur - 1);
+    p = us_at(p, dur_of(w, e, e->start_ns - w->base_ns));
+    p = text_at(p, args, sizeof args - 1);
+    w->b->len = (size_t)(p - w->b->data);
+    sp__json_py_args(&w->py, w->b, w->r, t, index);
+    const line_tail *tail = &w->tails[SP_EVENT_PYTHON_OP];
+    sp__buf_append(w->b, tail->text, tail->len);
+    return 1;
+}
+
 /* A host event; op >= 0 names the op supplement whose args it carries
  * (those lines are rendered in full). */
 static void put_event(writer *w, const sp__thread *t, const sp__event *e, int32_t op)
@@ -371,6 +395,9 @@ static void put_event(writer *w, const sp__thread *t, const sp__event *e, int32_
                  (e->type == SP_EVENT_PYTHON_OP || sp__json_py_has_stack(&w->py, t, index));
     if (op < 0 && !python && !(e->flags & SP_EVENT_FLAG_COUNTER) && w->heads.count &&
         put_event_fast(w, e))
+        return;
+    if (op < 0 && python && e->type == SP_EVENT_PYTHON_OP && w->heads.count &&
+        put_python_fast(w, t, e, index))
         return;
     const char *name = sp__result_name(w->r, e->name);
     const char *type_name = sp_event_type_name((sp_event_type)e->type);

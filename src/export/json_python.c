@@ -6,6 +6,7 @@
 #include "json_python.h"
 
 #include "json_escape.h"
+#include "json_gpu.h"
 
 #include <string.h>
 
@@ -52,17 +53,36 @@ static long module_id(const char *name)
     return n;
 }
 
+static char *put_text(char *at, const char *text, size_t len)
+{
+    memcpy(at, text, len);
+    return at + len;
+}
+
 void sp__json_py_args(sp__json_py *p, sp__buf *b, const sp_result *r, const sp__thread *t,
                       size_t j)
 {
     if (!p->active) return;
+    static const char id_key[] = "\"Python id\":", parent_key[] = ",\"Python parent id\":",
+                      module_key[] = ",\"Python module id\":";
+    if (sp__buf_reserve(b, sizeof id_key + sizeof parent_key + sizeof module_key + 3 * 20 + 1))
+        return; /* failed is sticky: the file is reported bad */
+    char *at = b->data + b->len;
     uint64_t id = p->ids[j] = ++p->next;
-    sp__buf_printf(b, "\"Python id\":%llu,", (unsigned long long)id);
+    at = put_text(at, id_key, sizeof id_key - 1);
+    at = sp__json_u64_at(at, id);
     int32_t parent = python_parent(t, j);
-    if (parent >= 0)
-        sp__buf_printf(b, "\"Python parent id\":%llu,", (unsigned long long)p->ids[parent]);
+    if (parent >= 0) {
+        at = put_text(at, parent_key, sizeof parent_key - 1);
+        at = sp__json_u64_at(at, p->ids[parent]);
+    }
     long m = module_id(sp__result_name(r, t->events[j].name));
-    if (m >= 0) sp__buf_printf(b, "\"Python module id\":%ld,", m);
+    if (m >= 0) {
+        at = put_text(at, module_key, sizeof module_key - 1);
+        at = sp__json_u64_at(at, (uint64_t)m);
+    }
+    *at++ = ',';
+    b->len = (size_t)(at - b->data);
 }
 
 int sp__json_py_has_stack(const sp__json_py *p, const sp__thread *t, size_t j)
