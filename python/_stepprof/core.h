@@ -93,4 +93,10 @@ PyObject *spx_reader_load_end(PyObject *mod, PyObject *unused);
 PyObject *spx_watch_main(PyObject *mod, PyObject *args);
 PyObject *spx_watching(PyObject *mod, PyObject *unused);
 
+/* _pytrace_start(mode, prefixes, own_prefix, module_code) and
+ * _pytrace_stop(): the Python tracer of with_stack / with_modules
+ * (pytrace.c). */
+PyObject *spx_pytrace_start(PyObject *mod, PyObject *args);
+PyObject *spx_pytrace_stop(PyObject *mod, PyObject *unused);
+
 #endif

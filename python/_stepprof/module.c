@@ -82,6 +82,10 @@ static const spx_record_api record_api = {
 
 static PyMethodDef module_methods[] = {
     {"load", load, METH_VARARGS, "load(path): a saved result (.pb or stepprof's .json / .json.gz)."},
+    {"_pytrace_start", spx_pytrace_start, METH_VARARGS,
+     "_pytrace_start(mode, prefixes, own_prefix, module_code): hooks every thread (pytrace.c)."},
+    {"_pytrace_stop", spx_pytrace_stop, METH_NOARGS,
+     "_pytrace_stop(): unhooks every thread; returns the calls lost for want of memory."},
     {"_check_handler", check_handler, METH_VARARGS, "_check_handler(kind, dir, worker, gzip)"},
     {"is_recording", is_recording, METH_NOARGS, "True while some profiler records ranges."},
     {"event_type_name", event_type_name, METH_O, "paddle's name of a TracerEventType value."},

@@ -8,7 +8,14 @@ Times are in microseconds (floats), as torch's. The events carry CPU times;
 their device-time and memory fields are 0 (the table, built in C from the
 whole result, has the real device and memory columns). Device ranges
 (kernels, copies, memsets) are not host events and are left out, as in
-torch's events()."""
+torch's events().
+
+With with_stack, the Python calls of the span (PythonOp ranges) are
+events too (is_python_function), and every event's stack holds the Python
+calls around it, innermost first, as torch's does with
+experimental_config=_ExperimentalConfig(verbose=True) (without it, torch
+2.15 leaves stacks empty). Python calls are transparent to the self time
+of other events (docs/python.md, "with_stack")."""
 import collections.abc
 
 from ._enums import TracerEventType
@@ -17,6 +24,17 @@ __all__ = ["FunctionEvent", "FunctionEventAvg", "KeyAverages", "function_events"
            "STACK_METRICS"]
 
 _DEVICE = (TracerEventType.Kernel, TracerEventType.Memcpy, TracerEventType.Memset)
+_PYTHON = TracerEventType.PythonOp
+# torch's profiler_util._filter_stack_entry: frames of torch's own backward
+# and test wrappers are left out of stacks.
+_FILTERED_FRAMES = (("autograd/__init__", "_make_grads"), ("autograd/__init__", "backward"),
+                    ("torch/tensor", "backward"), ("_internal/common_utils", "prof_callable"),
+                    ("_internal/common_utils", "prof_func_call"),
+                    ("_internal/common_utils", "prof_meth_call"))
+
+
+def _keep_frame(entry):
+    return all(not (a in entry and b in entry) for a, b in _FILTERED_FRAMES)
 _FLAG_INSTANT, _FLAG_COUNTER = 1, 2
 
 # torch's sort keys, as _build_table reads them (getattr after the device
@@ -90,11 +108,12 @@ class FunctionEvent(_Times):
     self_cpu_time_total (us), count (1), cpu_parent and cpu_children (the
     nesting), input_shapes (with record_shapes: a list per input, the
     tensor's sizes or [] for another input, as torch's; else []), stack
-    (empty), and device/memory fields (0)."""
+    (the enclosing Python calls, innermost first, with with_stack; else
+    empty), is_python_function, and device/memory fields (0)."""
 
     __slots__ = ("id", "name", "thread", "start_us", "end_us", "cpu_time_total",
                  "self_cpu_time_total", "cpu_parent", "cpu_children", "event_type", "_top",
-                 "input_shapes")
+                 "input_shapes", "stack", "_frames")
 
     count = 1
     device_time_total = self_device_time_total = 0.0
@@ -103,7 +122,6 @@ class FunctionEvent(_Times):
     flops = 0
     node_id = -1
     is_async = False
-    stack = ()
 
     def __init__(self, id, name, thread, start_ns, end_ns, event_type, origin_ns=0):
         self.id = id
@@ -116,6 +134,13 @@ class FunctionEvent(_Times):
         self.cpu_children = []
         self.event_type = event_type
         self.input_shapes = []
+        self.stack = []
+        self._frames = ()  # the Python calls around it, itself included
+
+    @property
+    def is_python_function(self):
+        """Whether this is a Python call (with_stack), as torch's."""
+        return self.event_type == _PYTHON
 
     @property
     def key(self):
@@ -131,6 +156,22 @@ class FunctionEvent(_Times):
         return (f"<FunctionEvent id={self.id} name={self.name!r} thread={self.thread} "
                 f"cpu_time_total={self.cpu_time_total:.3f}us "
                 f"self_cpu_time_total={self.self_cpu_time_total:.3f}us>")
+
+
+def _take_self_time(child, parent):
+    """Subtracts child's time from the self time of its parent when that is
+    a Python call, and, when child is not one, from its nearest ancestor
+    that is not (the C model's rule, src/analyze/model.c)."""
+    def take(e):
+        e.self_cpu_time_total = max(0.0, e.self_cpu_time_total - child.cpu_time_total)
+    if parent.event_type == _PYTHON:
+        take(parent)
+    if child.event_type == _PYTHON:
+        return
+    while parent is not None and parent.event_type == _PYTHON:
+        parent = parent.cpu_parent
+    if parent is not None:
+        take(parent)
 
 
 def _input_shapes(result, index):
@@ -191,8 +232,11 @@ def function_events(result):
             if parent is not None:
                 fe.cpu_parent = parent
                 parent.cpu_children.append(fe)
-                parent.self_cpu_time_total = max(0.0, parent.self_cpu_time_total -
-                                                 fe.cpu_time_total)
+                fe.stack = list(parent._frames)
+                fe._frames = parent._frames
+                _take_self_time(fe, parent)
+            if e.type == _PYTHON and _keep_frame(fe.name):
+                fe._frames = (fe.name,) + fe._frames
             made.append(fe)
         out.extend(fe for fe in made if fe is not None)
     out.sort(key=lambda fe: (fe.start_us, -fe.end_us))
@@ -217,13 +261,13 @@ class FunctionEventAvg(_Times):
     node_id = -1
     is_async = False
 
-    def __init__(self, first):
+    def __init__(self, first, stack_n=0):
         self.key = first.name
         self.count = 0
         self.cpu_time_total = self.self_cpu_time_total = 0.0
         self.cpu_parent = first.cpu_parent
         self.input_shapes = first.input_shapes
-        self.stack = first.stack
+        self.stack = first.stack[:stack_n]
 
     def add(self, event):
         """Counts one more event of this key."""
@@ -252,21 +296,28 @@ class KeyAverages(collections.abc.Sequence):
     averages are made on first use: table() alone reads the C table and
     never builds an object per event."""
 
-    def __init__(self, result, group_by_input_shape=False):
+    def __init__(self, result, group_by_input_shape=False, group_by_stack_n=0,
+                 include_python_functions=False):
         self._result = result
         self._items = None
         self._by_shapes = bool(group_by_input_shape)
+        self._stack_n = max(0, int(group_by_stack_n))
+        self._python = bool(include_python_functions)
 
     def _averages(self):
         if self._items is None:
             groups = {}
             for e in function_events(self._result):
+                if e.is_python_function and not self._python:
+                    continue  # as torch's key_averages
                 # every step is one row, as torch's key_averages (and the table) name it
                 key = "ProfilerStep*" if e.name.startswith("ProfilerStep#") else e.name
                 group_key = (key, str(e.input_shapes)) if self._by_shapes else key
+                if self._stack_n:
+                    group_key = (group_key, *e.stack[:self._stack_n])
                 g = groups.get(group_key)
                 if g is None:
-                    g = groups[group_key] = FunctionEventAvg(e)
+                    g = groups[group_key] = FunctionEventAvg(e, self._stack_n)
                     g.key = key
                     if not self._by_shapes:
                         g.input_shapes = ""  # as torch's, when not grouped by them

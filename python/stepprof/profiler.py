@@ -30,6 +30,7 @@ from ._enums import (LineKind, ProfilerState, ProfilerTarget, SortedKeys, Summar
 from ._enums import coerce as _coerce
 from . import _paddle_reader
 from ._paddle_capture import PaddleCapture as _PaddleCapture
+from ._python_tracer import PythonTracer as _PythonTracer
 from ._torch_capture import TorchCapture as _TorchCapture
 from ._torch_capture import dist_backend as _torch_dist_backend
 from ._torch_capture import forget_after_fork as _torch_forget_after_fork
@@ -259,6 +260,8 @@ class Profiler(_PaddleAttributes, _core.Profiler):
         # torch's operators through its RecordFunction callbacks, when torch
         # is imported (_torch_capture.py).
         self._torch = _TorchCapture(record_shapes, profile_memory, with_flops) if host else None
+        # Python calls as python_function ranges (_python_tracer.py).
+        self._pytrace = _PythonTracer(with_stack) if host else None
         self._set_paddle_attributes(
             targets, _scheduler_value(scheduler) if isinstance(scheduler, (tuple, list))
             else scheduler, on_trace_ready, lambda: export_chrome_tracing("./profiler_log/"),
@@ -303,12 +306,20 @@ class Profiler(_PaddleAttributes, _core.Profiler):
             _recording.add(self)
         else:
             _recording.discard(self)
+        pytrace = getattr(self, "_pytrace", None)
+        if pytrace is not None and event != 0:
+            pytrace.end()
         torch = getattr(self, "_torch", None)
         if torch is not None:
             if event == 0:
                 torch.begin()
             else:
                 torch.end(self._handle() if event == 1 else None)
+        if pytrace is not None and event == 0:
+            try:
+                pytrace.begin()
+            except RuntimeError as e:  # another profiler's tracer runs
+                _warn(f"with_stack / with_modules: {e}; this span has no Python calls")
         cap = getattr(self, "_paddle", None)
         if cap is None:
             return

@@ -27,6 +27,7 @@ from . import _core
 from . import profiler as _sp
 from ._enums import ProfilerTarget as _Target
 from ._handlers import TraceHandler as _TraceHandler
+from ._python_tracer import PythonTracer as _PythonTracer
 from ._record import record_function
 from ._torch_events import STACK_METRICS as _STACK_METRICS
 from ._torch_events import KeyAverages as _KeyAverages
@@ -238,6 +239,8 @@ class profile(_sp.Profiler):
         self.record_steps = schedule is not None
         self.on_trace_ready = on_trace_ready
         self.with_modules = bool(with_modules)
+        if self._pytrace is not None:  # nn.Module calls alone (_python_tracer.py)
+            self._pytrace = _PythonTracer(with_stack, with_modules)
         self.experimental_config = experimental_config
         self.execution_trace_observer = execution_trace_observer
         self.acc_events = bool(acc_events)
@@ -278,21 +281,27 @@ class profile(_sp.Profiler):
         """The most recent span's events grouped by name, as a list of
         FunctionEventAvg with table() (torch's EventList.table);
         group_by_input_shape groups by name and input shapes (record_shapes)
-        as torch's, and table() shows torch's Input Shapes column. Stacks and
-        overload names are not part of the events, so those options group by
-        name alone."""
-        del group_by_stack_n, group_by_overload_name
-        del include_python_functions
+        as torch's, and table() shows torch's Input Shapes column.
+        group_by_stack_n=N (with_stack) groups the list by the first N frames
+        of each event's stack too, as torch's; the table still has one row
+        per name (and shapes). Python calls (with_stack) are left out unless
+        include_python_functions, as torch's; the table always leaves them
+        out. Overload names are not part of the events, so that option
+        groups by name alone."""
+        del group_by_overload_name
         result = self.get_result()
-        return _KeyAverages(result, group_by_input_shape)
+        return _KeyAverages(result, group_by_input_shape, group_by_stack_n,
+                            include_python_functions)
 
     def events(self):
         """The most recent span's ranges as FunctionEvent objects (every
         thread's, by start time): name, thread, start_us, end_us,
         cpu_time_total and self_cpu_time_total in us, count (1), cpu_parent,
-        cpu_children, input_shapes (record_shapes); device and memory fields
-        0. As torch's, a range that is the only child of one of its own name
-        is merged into it."""
+        cpu_children, input_shapes (record_shapes), stack and
+        is_python_function (with_stack: the Python calls are events, and each
+        event's stack lists the calls around it, innermost first); device and
+        memory fields 0. As torch's, a range that is the only child of one of
+        its own name is merged into it."""
         return _function_events(self.get_result())
 
     def export_chrome_trace(self, path, use_python_export=False, cuda_graph_annotations=None,
@@ -325,27 +334,27 @@ class profile(_sp.Profiler):
 
     def export_stacks(self, path, metric="self_cpu_time_total"):
         """Writes the most recent span in the folded-stacks format that
-        flamegraph.pl and speedscope read: one line per range with a
-        non-zero metric, its enclosing ranges' names from the outermost, ';'
-        between them, then the value in us. The frames are the recorded
-        ranges, not Python frames. metric: self_cpu_time_total, or a
-        self device time (written as 0 per range here, so those lines are
-        left out)."""
+        flamegraph.pl and speedscope read, as torch's: one line per event
+        with a stack (with_stack) and a non-zero metric: its stack from the
+        outermost frame, ';' between frames (spaces, ';', tabs and newlines
+        in a frame become '_'), then the value in us. Like torch's, the
+        event's own name is not a frame. metric: self_cpu_time_total, or a
+        self device time (0 per event here, so those lines are left out).
+        Raises AssertionError without with_stack, as torch's."""
         if metric not in _STACK_METRICS:
             raise ValueError(f"metric should be one of: {list(_STACK_METRICS)}")
+        if not self.with_stack:
+            raise AssertionError("export_stacks() requires with_stack=True")
         table = str.maketrans(" ;\t\n", "____")
         with open(path, "w", encoding="utf-8") as f:
             if metric != "self_cpu_time_total":
                 return
             for e in self.events():
                 value = int(e.self_cpu_time_total)
-                if value <= 0:
+                if not e.stack or value <= 0:
                     continue
-                frames, node = [], e
-                while node is not None:
-                    frames.append(node.name.translate(table))
-                    node = node.cpu_parent
-                f.write(";".join(reversed(frames)) + f" {value}\n")
+                f.write(";".join(frame.translate(table) for frame in reversed(e.stack)) +
+                        f" {value}\n")
 
     def export_memory_timeline(self, path, device=None):
         """Writes the most recent span's memory timeline at device ("cpu",

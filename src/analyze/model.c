@@ -12,6 +12,10 @@
 
 #include <string.h>
 
+static int node_is_python(const sp__thread_model *t, int32_t k) {
+  return t->thread->events[t->nodes[k].event].type == SP_EVENT_PYTHON_OP;
+}
+
 /* Gives each range event a node, links children in start order and computes
  * cpu and self_cpu. map has one slot per event (event index -> node index,
  * -1 for marks). Returns -1 when the node array cannot be allocated. */
@@ -43,18 +47,27 @@ static int build_nodes(sp__thread_model *t, int32_t *map) {
   }
   /* Prepending from the last node gives every list in start order. Once a
    * parent's self_cpu is <= 0 it stays clamped at 0, so stop subtracting
-   * there: the sum of overlapping children can never overflow. */
+   * there: the sum of overlapping children can never overflow.
+   * Python calls (PythonOp, with_stack) are transparent to the self time of
+   * other ranges: a range's self time excludes its nearest descendants that
+   * are not Python calls, as without with_stack, so a record_function range
+   * keeps its self time when Python frames lie between it and its ops. A
+   * Python call's own self time excludes its direct children. */
   for (size_t k = n; k-- > 0;) {
     sp__node *nd = &t->nodes[k];
     int32_t *head =
         nd->parent >= 0 ? &t->nodes[nd->parent].first_child : &t->first_root;
     nd->next_sibling = *head;
     *head = (int32_t)k;
-    if (nd->parent >= 0) {
-      sp__node *p = &t->nodes[nd->parent];
-      if (p->self_cpu > 0)
-        p->self_cpu -= nd->cpu;
-    }
+    int32_t p = nd->parent;
+    if (p >= 0 && node_is_python(t, p) && t->nodes[p].self_cpu > 0)
+      t->nodes[p].self_cpu -= nd->cpu;
+    if (node_is_python(t, (int32_t)k))
+      continue;
+    while (p >= 0 && node_is_python(t, p))
+      p = t->nodes[p].parent;
+    if (p >= 0 && t->nodes[p].self_cpu > 0)
+      t->nodes[p].self_cpu -= nd->cpu;
   }
   for (size_t k = 0; k < n; k++)
     if (t->nodes[k].self_cpu < 0)

@@ -308,6 +308,8 @@ static int collect_groups(const sp__model *m, groups *gs, int by_shapes)
             if (e->type == SP_EVENT_KERNEL || e->type == SP_EVENT_MEMCPY ||
                 e->type == SP_EVENT_MEMSET)
                 continue; /* device ranges: not host ranges */
+            if (e->type == SP_EVENT_PYTHON_OP)
+                continue; /* Python calls: torch's key_averages leaves them out */
             const char *raw = sp__result_name(m->result, e->name);
             torch_name(&name, e, raw ? raw : "");
             if (by_shapes) {

@@ -11,6 +11,7 @@
 #include "json_escape.h"
 #include "json_gpu.h"
 #include "json_heads.h"
+#include "json_python.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,7 @@ typedef struct writer {
     const sp__event *events; /* the thread being written */
     struct plugin_range *open; /* its open ranges, for plugin_durations */
     size_t open_count, open_cap;
+    sp__json_py py; /* Python ids of the PythonOp ranges (json_python.c) */
 } writer;
 
 /* The TensorBoard plugin nests host ranges with doubles: a range B is inside
@@ -206,6 +208,8 @@ static const char *category(const sp__event *e, const char *name)
         return "cpu_op";
     case SP_EVENT_COMMUNICATION:
         return is_collective(name) ? "cpu_op" : "user_annotation";
+    case SP_EVENT_PYTHON_OP:
+        return "python_function";
     case SP_EVENT_BACKWARD:
         /* torch's autograd engine range around each node (stepprof types it
          * Backward for paddle's Overview): an op to Kineto and its viewers. */
@@ -358,11 +362,42 @@ static int put_event_fast(writer *w, const sp__event *e)
     return 1;
 }
 
+/* A Python call (PythonOp) from its cached head, then its Python ids
+ * (json_python.c): with_stack spans hold millions of them. 0 if not done. */
+static int put_python_fast(writer *w, const sp__thread *t, const sp__event *e, size_t index)
+{
+    uint8_t key = sp__json_head_key(e->type, 0);
+    size_t head_len;
+    const char *head = sp__json_head_find(&w->heads, e->name, key, &head_len);
+    if (!head && !(head = render_head(w, e, key, &head_len))) return 0;
+    static const char dur[] = ",\"dur\":", args[] = ",\"args\":{";
+    if (sp__buf_reserve(w->b, head_len + w->track_len + sizeof dur + sizeof args + 48))
+        return 1; /* failed is sticky: the file is reported bad */
+    char *p = text_at(w->b->data + w->b->len, head, head_len);
+    p = text_at(p, w->track, w->track_len);
+    p = us_at(p, e->start_ns - w->base_ns);
+    p = text_at(p, dur, sizeof dur - 1);
+    p = us_at(p, dur_of(w, e, e->start_ns - w->base_ns));
+    p = text_at(p, args, sizeof args - 1);
+    w->b->len = (size_t)(p - w->b->data);
+    sp__json_py_args(&w->py, w->b, w->r, t, index);
+    const line_tail *tail = &w->tails[SP_EVENT_PYTHON_OP];
+    sp__buf_append(w->b, tail->text, tail->len);
+    return 1;
+}
+
 /* A host event; op >= 0 names the op supplement whose args it carries
  * (those lines are rendered in full). */
 static void put_event(writer *w, const sp__thread *t, const sp__event *e, int32_t op)
 {
-    if (op < 0 && !(e->flags & SP_EVENT_FLAG_COUNTER) && w->heads.count && put_event_fast(w, e))
+    size_t index = (size_t)(e - t->events);
+    int python = w->py.active && !(e->flags & SP_EVENT_FLAG_INSTANT) &&
+                 (e->type == SP_EVENT_PYTHON_OP || sp__json_py_has_stack(&w->py, t, index));
+    if (op < 0 && !python && !(e->flags & SP_EVENT_FLAG_COUNTER) && w->heads.count &&
+        put_event_fast(w, e))
+        return;
+    if (op < 0 && python && e->type == SP_EVENT_PYTHON_OP && w->heads.count &&
+        put_python_fast(w, t, e, index))
         return;
     const char *name = sp__result_name(w->r, e->name);
     const char *type_name = sp_event_type_name((sp_event_type)e->type);
@@ -388,11 +423,16 @@ static void put_event(writer *w, const sp__thread *t, const sp__event *e, int32_
     put_time(w, "ts", e->start_ns - w->base_ns);
     if (!instant) put_time(w, "dur", dur_of(w, e, e->start_ns - w->base_ns));
     sp__buf_puts(w->b, ",\"args\":{");
-    if (!instant) {
+    if (python && e->type == SP_EVENT_PYTHON_OP) {
+        sp__json_py_args(&w->py, w->b, w->r, t, index); /* Kineto gives them no External id */
+    } else if (!instant) {
         sp__buf_puts(w->b, "\"External id\":");
         put_u64(w->b, ++w->next_external_id);
         sp__buf_putc(w->b, ',');
         if (op >= 0) sp__json_put_op_args(w->b, w->r, t, (size_t)op);
+        if (python && strcmp(category(e, name), "cpu_op") == 0 &&
+            (op < 0 || !*sp__result_name(w->r, t->ops[op].callstack)))
+            sp__json_py_call_stack(w->b, w->r, t, index); /* one Call stack at most */
     }
     sp__buf_puts(w->b, "\"Event Type\":\"");
     sp__buf_puts(w->b, type_name);
@@ -592,6 +632,7 @@ static void put_thread(writer *w, sp__json_gpu *g, size_t i)
     const sp__thread *t = &w->r->threads[i];
     w->events = t->events;
     w->open_count = 0;
+    if (sp__json_py_thread(&w->py, t) != 0) w->b->failed = 1;
     char *p = sp__json_u64_at(w->track, t->tid);
     p = text_at(p, ",\"ts\":", 6);
     w->track_len = (size_t)(p - w->track);
@@ -648,6 +689,7 @@ static sp_status write_trace(const sp_result *r, const char *path, int gzip)
     sp__json_heads_fini(&w.heads);
     sp__buf_fini(&w.scratch);
     sp__free(w.open);
+    sp__json_py_fini(&w.py);
     return sp__out_commit(w.out);
 }
 

@@ -4,7 +4,8 @@
  * event at a time goes into the result builder, so memory stays near that
  * of the result whatever the file's size.
  *
- * What comes back: host ranges (cat cpu_op / user_annotation; the type from
+ * What comes back: host ranges (cat cpu_op / user_annotation /
+ * python_function; the type from
  * args "Event Type", the recorded name from the JSON spelling: ProfilerStep#N
  * -> ProfileStep#N, enumerate(DataLoader)#X.__next__ -> X), instants,
  * counter samples, memory events ([memory] / [reserved memory]), thread
@@ -340,7 +341,9 @@ static int add_range(jloader *l, int instant, int type_from_cat)
 {
     event *e = &l->ev;
     const char *cat = str(&e->cat);
-    sp_event_type fallback = strcmp(cat, "cpu_op") == 0 ? SP_EVENT_OPERATOR : SP_EVENT_USER_DEFINED;
+    sp_event_type fallback = strcmp(cat, "cpu_op") == 0            ? SP_EVENT_OPERATOR
+                             : strcmp(cat, "python_function") == 0 ? SP_EVENT_PYTHON_OP
+                                                                   : SP_EVENT_USER_DEFINED;
     sp_event_type type = sp__paddle_type(str(&e->event_type)); /* paddle's names */
     if (type == SP_EVENT_TYPE_COUNT) type = fallback;
     int exact = 0;
@@ -474,7 +477,9 @@ static int event_kind(jloader *l, const char *ph, const char *cat, const char *n
         if (strcmp(name, "process_name") == 0) return META_PROCESS;
         return strcmp(name, "thread_name") == 0 ? META_THREAD : SKIP;
     }
-    if (strcmp(ph, "X") == 0 && (strcmp(cat, "cpu_op") == 0 || strcmp(cat, "user_annotation") == 0)) return RANGE;
+    if (strcmp(ph, "X") == 0 && (strcmp(cat, "cpu_op") == 0 || strcmp(cat, "user_annotation") == 0 ||
+                                 strcmp(cat, "python_function") == 0))
+        return RANGE;
     if (sp__paddle_kind(l->paddle, ph, cat, name) != SP__PADDLE_NONE) return PADDLE;
     if (strcmp(ph, "i") == 0 && strcmp(cat, "cpu_instant_event") == 0) {
         if (strcmp(name, "[memory]") == 0) return MEMORY;

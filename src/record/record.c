@@ -85,6 +85,11 @@ void sp__record_mark_drained(uint64_t ticks)
     atomic_store_explicit(&drained_at, ticks, memory_order_relaxed);
 }
 
+uint64_t sp__record_drained_at(void)
+{
+    return atomic_load_explicit(&drained_at, memory_order_relaxed);
+}
+
 static inline int recording(void) { return __atomic_load_n(&sp__host_active, __ATOMIC_RELAXED) & 1; }
 
 /* Recording, and no correlator wants to see begins and ends: the fast path. */

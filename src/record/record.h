@@ -169,6 +169,11 @@ typedef void (*sp__drain_fn)(void *ctx, sp__tbuf *thread, const sp__word *words,
  * misuse. */
 void sp__record_mark_drained(uint64_t ticks);
 
+/* The tick count of the last drain: the earliest begin an added range of
+ * the current span can have (a tracer begins the calls it finds already
+ * running there, python/_stepprof/pytrace.c). */
+uint64_t sp__record_drained_at(void);
+
 /* Tests: called in the middle of each chunk switch, where the thread is
  * between two chunks (a signal raised there finds the worst moment). */
 extern void (*sp__record_switch_hook)(void);

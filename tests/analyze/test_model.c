@@ -148,6 +148,30 @@ static void test_model_nested_self_times(void) {
   sp_result_release(r);
 }
 
+/* Python calls (with_stack) are transparent to other ranges' self time:
+ * step [0,100] > py [10,90] > (user [20,80] > py2 [25,70] > op [30,50]),
+ * py [10,90] also > op2 [82,88]. */
+static const ev_spec python_calls[] = {
+    {"step", PS, 0, 100, 0},         {"py", SP_EVENT_PYTHON_OP, 10, 90, 0},
+    {"user", UD, 20, 80, 0},         {"py2", SP_EVENT_PYTHON_OP, 25, 70, 0},
+    {"op", OP, 30, 50, 0},           {"op2", OP, 82, 88, 0},
+};
+
+static void test_model_python_calls_are_transparent_to_self_time(void) {
+  sp_result *r = sp__result_new();
+  add_thread(r, 1, python_calls, N(python_calls));
+  sp__model m;
+  CHECK_OK(sp__model_build(&m, r));
+  check_node(&m, 0, "step", 100, 34); /* 100 - user 60 - op2 6 */
+  check_node(&m, 0, "py", 80, 14);    /* 80 - its children user 60, op2 6 */
+  check_node(&m, 0, "user", 60, 40);  /* 60 - op 20 (py2 is looked through) */
+  check_node(&m, 0, "py2", 45, 25);   /* 45 - op 20 */
+  check_node(&m, 0, "op", 20, 20);
+  CHECK_STR_EQ("py2", parent_name(&m, 0, "op"));
+  sp__model_fini(&m);
+  sp_result_release(r);
+}
+
 static void test_model_overlapping_children_clamp_self(void) {
   /* y [40,100] partially overlaps x [0,60]: the collector pops x and hangs
    * y on step too (flag OVERLAP). step's children sum 60 + 60 = 120 > 100,
@@ -468,6 +492,7 @@ static void test_model_alloc_failure_everywhere(void) {
 
 int main(void) {
   RUN_TEST(test_model_nested_self_times);
+  RUN_TEST(test_model_python_calls_are_transparent_to_self_time);
   RUN_TEST(test_model_overlapping_children_clamp_self);
   RUN_TEST(test_model_two_threads_union_and_sum_calls);
   RUN_TEST(test_model_touching_ranges_merge);

@@ -571,6 +571,65 @@ static void test_chrome_json_torch_flags_are_integers(void)
     remove_tree(dir);
 }
 
+/* Python calls (PythonOp, with_stack) as Kineto writes them: cat
+ * python_function, Python id / parent id / module id and no External id;
+ * the operators inside them get the Call stack; the loader reads them back
+ * as PythonOp. */
+static void test_chrome_json_python_calls_as_kineto(void)
+{
+    char dir[64], path[128];
+    CHECK(make_tmpdir(dir));
+    sp_options o;
+    sp_options_init(&o);
+    o.on_trace_ready = sp_handler_none();
+    sp_profiler *p = NULL;
+    CHECK_OK(sp_profiler_create(&o, &p));
+    if (!p) return;
+    CHECK_OK(sp_profiler_start(p));
+    sp_range_begin(SP_EVENT_PYTHON_OP, "train.py(3): step");
+    sp_range_begin(SP_EVENT_PYTHON_OP, "nn.Module: Linear_12");
+    sp_range_begin(SP_EVENT_OPERATOR, "aten::mm");
+    sp_range_end();
+    sp_range_end();
+    sp_range_begin(SP_EVENT_OPERATOR, "aten::add");
+    sp_range_end();
+    sp_range_end();
+    sp_range_begin(SP_EVENT_OPERATOR, "aten::zeros");
+    sp_range_end();
+    CHECK_OK(sp_profiler_stop(p));
+    snprintf(path, sizeof path, "%s/py.json", dir);
+    CHECK_OK(sp_profiler_export(p, path, SP_FORMAT_JSON));
+    CHECK_EQ(0, tracecheck(path, NULL));
+    char *text = read_file(path, NULL);
+    CHECK(text != NULL);
+    if (text) {
+        CHECK(line_has(text, "\"name\":\"train.py(3): step\"", "\"cat\":\"python_function\""));
+        CHECK(line_has(text, "\"name\":\"train.py(3): step\"",
+                       "\"args\":{\"Python id\":1,\"Event Type\":\"PythonOp\"}"));
+        CHECK(line_has(text, "\"name\":\"nn.Module: Linear_12\"",
+                       "{\"Python id\":2,\"Python parent id\":1,\"Python module id\":12,"));
+        CHECK(line_has(text, "\"name\":\"aten::mm\"",
+                       "\"Call stack\":\"nn.Module: Linear_12;train.py(3): step;\""));
+        CHECK(line_has(text, "\"name\":\"aten::add\"", "\"Call stack\":\"train.py(3): step;\""));
+        CHECK(!line_has(text, "\"name\":\"aten::zeros\"", "Call stack"));
+        CHECK(!line_has(text, "python_function", "External id"));
+    }
+    free(text);
+    sp_result *back = NULL;
+    CHECK_OK(sp_result_load(path, NULL, &back));
+    if (back) {
+        snprintf(path, sizeof path, "%s/again.json", dir);
+        CHECK_OK(sp_result_export(back, path, SP_FORMAT_JSON));
+        text = read_file(path, NULL);
+        CHECK(text && line_has(text, "\"name\":\"nn.Module: Linear_12\"",
+                               "\"cat\":\"python_function\""));
+        free(text);
+        sp_result_release(back);
+    }
+    sp_profiler_destroy(p);
+    remove_tree(dir);
+}
+
 int main(void)
 {
     RUN_TEST(test_chrome_json_every_format_passes_tracecheck);
@@ -581,5 +640,6 @@ int main(void)
     RUN_TEST(test_chrome_json_export_replaces_planted_symlink);
     RUN_TEST(test_chrome_json_reserved_step_names_are_escaped);
     RUN_TEST(test_chrome_json_torch_flags_are_integers);
+    RUN_TEST(test_chrome_json_python_calls_as_kineto);
     return TEST_SUMMARY();
 }
