@@ -83,6 +83,7 @@ static int run(const char *cmd, int argc, char **argv)
     if (strcmp(cmd, "convert") == 0) return cli_convert(argc, argv);
     if (strcmp(cmd, "info") == 0) return cli_info(argc, argv);
     if (strcmp(cmd, "diff") == 0) return cli_diff(argc, argv);
+    if (strcmp(cmd, "diagnose") == 0) return cli_diagnose(argc, argv);
     if (strcmp(cmd, "run") == 0) return cli_run(argc, argv);
     return cli_usage_error(NULL, "unknown command '%s'", cmd);
 }
