@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 /* Each worker keeps two batches ahead, like paddle's prefetch_factor = 2. */
 enum { PREFETCH_PER_WORKER = 2 };
@@ -93,6 +94,11 @@ static void make_batch(const loader *l, slot *s, int64_t index)
     for (int i = 0; i < l->cfg.batch; i++) {
         s->y[i] = (int)(rng_next(&r) % (uint64_t)l->cfg.classes);
         decode_sample(l, s->x + (size_t)i * l->cfg.dim, s->y[i], &r);
+    }
+    if (l->cfg.read_ms > 0) {
+        struct timespec left = {l->cfg.read_ms / 1000, (long)(l->cfg.read_ms % 1000) * 1000000L};
+        while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+        }
     }
 }
 
