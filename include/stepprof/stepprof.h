@@ -1140,18 +1140,18 @@ SP_API sp_line_kind sp_summary_table_line_kind(const sp_summary_table *table, si
  * destroyed. Threads: any. */
 SP_API const char *sp_summary_table_cell(const sp_summary_table *table, size_t line, size_t column);
 
-/* ---- Diagnosis and the regression gate (docs/semantics.md §10) ---- */
+/* ---- Diagnosis and the regression gate (docs/diagnose.md) ---- */
 
 typedef enum sp_diagnose_format {
     SP_DIAGNOSE_TEXT = 0, /* for people: one paragraph per verdict */
-    SP_DIAGNOSE_JSON = 1  /* one JSON object (docs/semantics.md §10.3) */
+    SP_DIAGNOSE_JSON = 1  /* one JSON object (docs/diagnose.md §3) */
 } sp_diagnose_format;
 
 /* Prints the verdicts on a result's steps: dataloader-, launch-, sync-,
  * communication- or optimizer-bound, slow steps, or "no dominant
  * bottleneck", each with its evidence (the numbers and the steps they come
  * from) and a recommendation. The rules and their thresholds are those of
- * docs/semantics.md §10.2.
+ * docs/diagnose.md §2.
  * Errors: SP_EINVAL (NULL result or out, unknown format), SP_ENODATA (the
  * result has no step, i.e. no ProfileStep range: nothing is written),
  * SP_ENOMEM, SP_EIO (write error).

@@ -1,4 +1,4 @@
-/* diagnose.h: the verdicts of `stepprof diagnose` (semantics.md §10): each
+/* diagnose.h: the verdicts of `stepprof diagnose` (diagnose.md): each
  * rule reads the per-step breakdown (steps.h), compares one measure with a
  * documented threshold, and keeps the numbers and the steps behind its
  * verdict so that a printer (diagnose_print.c: text and JSON) or the HTML
@@ -14,7 +14,7 @@
 enum { SP__RULE_DATALOADER, SP__RULE_LAUNCH, SP__RULE_SYNC, SP__RULE_COMM, SP__RULE_OPTIMIZER,
        SP__RULE_SLOW_STEPS, SP__RULE_NONE, SP__RULE_COUNT };
 
-/* The thresholds (semantics.md §10.2 explains each). Shares are of the
+/* The thresholds (diagnose.md §2 explains each). Shares are of the
  * steps' total time. */
 #define SP__DIAG_DATALOADER_SHARE 0.20 /* Dataloader time */
 #define SP__DIAG_IDLE_SHARE 0.30       /* GPU idle outside data loading */

@@ -1,5 +1,5 @@
 /* diagnose_print.c: sp_result_diagnose, the diagnosis as text for people
- * and as JSON for programs (semantics.md §10.3). Both printers take the same
+ * and as JSON for programs (diagnose.md §3). Both printers take the same
  * evidence sentence, built once per verdict, so the two never disagree.
  * Names from the trace are made safe on the way: invalid UTF-8 becomes
  * U+FFFD and control bytes become '?' in the sentence (and in JSON every

@@ -189,7 +189,7 @@ static int slow_rule(const sp__model *m, sp__diagnosis *d)
     }
     if (v.slow_count == 0) return 0;
     v.value = (double)(st->v[slowest].end_ns - st->v[slowest].start_ns) / (double)d->median_ns;
-    v.period = v.slow_count >= 2 && periodic && first_gap > 1 ? first_gap : 0;
+    v.period = v.slow_count >= 3 && periodic && first_gap > 1 ? first_gap : 0;
     v.warmup = slowest == 0;
     v.reference_step = st->v[ref].number;
     if (what_differs(m, &st->v[slowest], &st->v[ref], &v) != 0) return -1;

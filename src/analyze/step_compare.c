@@ -1,5 +1,5 @@
 /* step_compare.c: sp_result_compare_steps, the regression gate's judgement
- * (semantics.md §10.4). A change counts as a regression only when NEW's
+ * (diagnose.md §4). A change counts as a regression only when NEW's
  * median step value is above BASE's by more than the threshold AND NEW's
  * steps are slower as a distribution: a one-sided Mann-Whitney U test
  * (ranks with ties averaged, normal approximation with tie and continuity

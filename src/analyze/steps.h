@@ -1,5 +1,5 @@
 /* steps.h: the time of each recorded step, split by what the host and the
- * GPU did in it (semantics.md §10.1). The diagnosis rules (diagnose.h), the
+ * GPU did in it (diagnose.md §1). The diagnosis rules (diagnose.h), the
  * regression gate (step_compare.c) and any later per-step view start from
  * it, so they all cut steps the same way.
  *
