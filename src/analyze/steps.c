@@ -228,20 +228,22 @@ void sp__steps_fini(sp__steps *s)
 }
 
 /* 1 where names[id] equals name, for every id of the result. */
-static uint8_t *name_matches(const sp_result *r, const char *name, int *any)
+static uint8_t *name_matches(const sp_result *r, const char *name)
 {
     uint8_t *match = sp__alloc(r->names.count ? r->names.count : 1);
     if (!match) return NULL;
     for (uint32_t id = 0; id < r->names.count; id++)
         match[id] = strcmp(sp__names_get(&r->names, id), name) == 0;
-    *any = 0;
     return match;
 }
 
+/* The ranges (kernels, or host ranges) named `name`, merged; *found is set
+ * when there is at least one. */
 static int named_spans(const sp__model *m, const char *name, int kernels, sp__spans *out, int *found)
 {
     const sp_result *r = m->result;
-    uint8_t *match = name_matches(r, name, found);
+    uint8_t *match = name_matches(r, name);
+    *found = 0;
     if (!match) return -1;
     if (kernels) {
         for (size_t d = 0; d < r->device_count; d++) {

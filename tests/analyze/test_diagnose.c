@@ -102,6 +102,10 @@ static void test_diagnose_launch_bound(void)
     s.opt = 50 * US;
     s.other = 50 * US;
     CHECK(!fires(synth_same(s, 5), SP__RULE_LAUNCH));
+    /* A GPU that waits for data is the data loader's verdict, not this one. */
+    s.dl = 600 * US;
+    CHECK(!fires(synth_same(s, 5), SP__RULE_LAUNCH));
+    CHECK(fires(synth_same(s, 5), SP__RULE_DATALOADER));
     /* No GPU: the rule has nothing to judge. */
     CHECK(!fires(synth_same(balanced, 5), SP__RULE_LAUNCH));
 }
