@@ -303,6 +303,37 @@ static void test_diagnose_odd_names(void)
     sp_result_release(r);
 }
 
+/* Every allocation of a diagnosis (model, steps, rules, printing) failing
+ * in turn: SP_ENOMEM or a complete answer, never a crash or a leak (ASan). */
+static void test_diagnose_survives_allocation_failure(void)
+{
+    synth_step v[6];
+    for (int i = 0; i < 6; i++) v[i] = balanced;
+    v[2].other = 3000 * US;
+    v[2].kernels = 3;
+    v[2].kernel_ns = 5 * US;
+    sp_result *r = synth_build(v, 6, 0);
+    FILE *f = tmpfile();
+    CHECK(f != NULL);
+    sp__alloc_fail_at(0);
+    CHECK_EQ(SP_OK, sp_result_diagnose(r, SP_DIAGNOSE_JSON, f));
+    uint64_t total = sp__alloc_fail_at(0);
+    CHECK(total > 5);
+    for (uint64_t n = 1; n <= total; n++) {
+        sp__alloc_fail_at(n);
+        sp_status s = sp_result_diagnose(r, n % 2 ? SP_DIAGNOSE_JSON : SP_DIAGNOSE_TEXT, f);
+        sp__alloc_fail_at(0);
+        CHECK(s == SP_OK || s == SP_ENOMEM);
+        sp_step_comparison c;
+        sp__alloc_fail_at(n);
+        s = sp_result_compare_steps(r, r, "op:misc", 0.05, &c);
+        sp__alloc_fail_at(0);
+        CHECK(s == SP_OK || s == SP_ENOMEM);
+    }
+    fclose(f);
+    sp_result_release(r);
+}
+
 int main(void)
 {
     RUN_TEST(test_diagnose_breakdown_figures);
@@ -315,5 +346,6 @@ int main(void)
     RUN_TEST(test_diagnose_no_dominant_bottleneck);
     RUN_TEST(test_diagnose_bad_input);
     RUN_TEST(test_diagnose_odd_names);
+    RUN_TEST(test_diagnose_survives_allocation_failure);
     return TEST_SUMMARY();
 }

@@ -180,6 +180,17 @@ static int by_mover_change(const void *pa, const void *pb)
     return strcmp(a->r->name, b->r->name);
 }
 
+/* name with control bytes as '?', cut to fit out (names from a trace may
+ * hold newlines or escape sequences; the library keeps them valid UTF-8). */
+static const char *printable(const char *name, char *out, size_t size)
+{
+    size_t n = 0;
+    for (; name[n] && n + 1 < size; n++)
+        out[n] = (unsigned char)name[n] < 0x20 || name[n] == 0x7f ? '?' : name[n];
+    out[n] = '\0';
+    return out;
+}
+
 /* The rows of phases and operators whose time per step changed most. */
 static int print_movers(const rows *phases, const rows *ops, double steps_a, double steps_b,
                         const char *unit, double scale, size_t limit)
@@ -210,8 +221,9 @@ static int print_movers(const rows *phases, const rows *ops, double steps_a, dou
         char change[32];
         if (m[i].a > 0) snprintf(change, sizeof change, "%+.1f%%", (m[i].b / m[i].a - 1) * 100);
         else snprintf(change, sizeof change, "%s", m[i].b > 0 ? "new" : "-");
+        char name[256];
         printf("%-5s  %-*.*s  %12.3f  %12.3f  %+12.3f  %8s\n", m[i].kind, (int)width, (int)width,
-               m[i].r->name, m[i].a / scale, m[i].b / scale, (m[i].b - m[i].a) / scale, change);
+               printable(m[i].r->name, name, sizeof name), m[i].a / scale, m[i].b / scale, (m[i].b - m[i].a) / scale, change);
     }
     free(m);
     return 0;
