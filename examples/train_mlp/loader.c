@@ -232,7 +232,8 @@ int loader_create(const loader_config *cfg, loader **out)
  * Called with the mutex held. */
 static void hand_back(loader *l)
 {
-    for (int64_t i = l->free_below; i < l->next; i++) pthread_cond_signal(&l->can_fill);
+    for (int64_t i = l->free_below; i < l->next; i++)
+        pthread_cond_signal(&l->can_fill);
     l->free_below = l->next;
 }
 

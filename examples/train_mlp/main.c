@@ -43,16 +43,18 @@ typedef struct timing {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: train_mlp [--workers N] [--steps N] [--batch N] [--out DIR]\n"
-               "                 [--decode-passes N] [--read-ms N]\n"
-               "  --workers N        data loader threads; 0 loads on the training thread (default 0)\n"
-               "  --steps N          training steps (default 30)\n"
-               "  --batch N          samples per batch (default 64)\n"
-               "  --out DIR          trace directory (default ./profiler_log)\n"
-               "  --decode-passes N  CPU work per sample in the loader (default %d)\n"
-               "  --read-ms N        a wait per batch, as a slow disk would add (default 0);\n"
-               "                     it costs no CPU, so loading time does not depend on load\n"
-               "The profiler records steps 10..19.\n", DECODE_PASSES);
+    fprintf(f,
+            "usage: train_mlp [--workers N] [--steps N] [--batch N] [--out DIR]\n"
+            "                 [--decode-passes N] [--read-ms N]\n"
+            "  --workers N        data loader threads; 0 loads on the training thread (default 0)\n"
+            "  --steps N          training steps (default 30)\n"
+            "  --batch N          samples per batch (default 64)\n"
+            "  --out DIR          trace directory (default ./profiler_log)\n"
+            "  --decode-passes N  CPU work per sample in the loader (default %d)\n"
+            "  --read-ms N        a wait per batch, as a slow disk would add (default 0);\n"
+            "                     it costs no CPU, so loading time does not depend on load\n"
+            "The profiler records steps 10..19.\n",
+            DECODE_PASSES);
 }
 
 static int parse_int(const char *s, int lo, int hi, int *out)
@@ -68,7 +70,10 @@ static int parse_int(const char *s, int lo, int hi, int *out)
 /* Returns 0 to run, 1 after --help, -1 after a bad argument. */
 static int parse_args(int argc, char **argv, args *a)
 {
-    *a = (args){.workers = 0, .steps = 30, .batch = 64, .decode_passes = DECODE_PASSES,
+    *a = (args){.workers = 0,
+                .steps = 30,
+                .batch = 64,
+                .decode_passes = DECODE_PASSES,
                 .out_dir = "./profiler_log"};
     for (int i = 1; i < argc; i += 2) { /* every option but --help takes a value */
         const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -183,9 +188,13 @@ static int train(mlp *m, loader *ld, sp_profiler *prof, const args *a, timing *t
 
 static int start_loader(const args *a, loader **out)
 {
-    loader_config lc = {.workers = a->workers, .batch = a->batch, .dim = DIM,
-                        .classes = CLASSES, .separation = SEPARATION,
-                        .decode_passes = a->decode_passes, .read_ms = a->read_ms,
+    loader_config lc = {.workers = a->workers,
+                        .batch = a->batch,
+                        .dim = DIM,
+                        .classes = CLASSES,
+                        .separation = SEPARATION,
+                        .decode_passes = a->decode_passes,
+                        .read_ms = a->read_ms,
                         .seed = DATA_SEED};
     int err = loader_create(&lc, out);
     if (err) fprintf(stderr, "train_mlp: cannot start the data loader: %s\n", strerror(err));

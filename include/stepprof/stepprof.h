@@ -1160,13 +1160,13 @@ SP_API sp_status sp_result_diagnose(const sp_result *result, sp_diagnose_format 
 
 /* What sp_result_compare_steps found. Times are medians of per-step values. */
 typedef struct sp_step_comparison {
-    size_t base_steps, new_steps;        /* steps (ProfileStep ranges) of each */
+    size_t base_steps, new_steps; /* steps (ProfileStep ranges) of each */
     double base_median_ns, new_median_ns;
-    double change;     /* new_median / base_median - 1; HUGE_VAL when only NEW has time */
-    double p_value;    /* one-sided Mann-Whitney U: how likely NEW's steps are this much
-                          slower by chance; 1 when not tested */
-    bool tested;       /* both have 3 steps or more, so the spread test ran */
-    bool regression;   /* change > threshold and (p_value < 0.01, or not tested) */
+    double change;   /* new_median / base_median - 1; HUGE_VAL when only NEW has time */
+    double p_value;  /* one-sided Mann-Whitney U: how likely NEW's steps are this much
+                        slower by chance; 1 when not tested */
+    bool tested;     /* both have 3 steps or more, so the spread test ran */
+    bool regression; /* change > threshold and (p_value < 0.01, or not tested) */
 } sp_step_comparison;
 
 /* Compares one metric's per-step values of two results (BASE and NEW) and

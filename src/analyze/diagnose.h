@@ -11,8 +11,16 @@
 #include "steps.h"
 
 /* The rules, in the order their verdicts are listed. */
-enum { SP__RULE_DATALOADER, SP__RULE_LAUNCH, SP__RULE_SYNC, SP__RULE_COMM, SP__RULE_OPTIMIZER,
-       SP__RULE_SLOW_STEPS, SP__RULE_NONE, SP__RULE_COUNT };
+enum {
+    SP__RULE_DATALOADER,
+    SP__RULE_LAUNCH,
+    SP__RULE_SYNC,
+    SP__RULE_COMM,
+    SP__RULE_OPTIMIZER,
+    SP__RULE_SLOW_STEPS,
+    SP__RULE_NONE,
+    SP__RULE_COUNT
+};
 
 /* The thresholds (diagnose.md §2 explains each). Shares are of the
  * steps' total time. */
@@ -57,7 +65,7 @@ typedef struct sp__diagnosis {
     sp__steps steps;
     int64_t total_ns, median_ns; /* step time: summed, median */
     int64_t phase_total[SP__PHASE_COUNT];
-    int64_t idle_total;          /* GPU idle outside data loading (has_gpu) */
+    int64_t idle_total; /* GPU idle outside data loading (has_gpu) */
     sp__verdict v[SP__RULE_COUNT];
     size_t count; /* verdicts in v; SP__RULE_NONE alone when nothing fired */
 } sp__diagnosis;

@@ -19,13 +19,20 @@ static void put_time(sp__buf *b, int64_t ns)
     double v = (double)ns;
     if (ns < 0) v = -v;
     const char *sign = ns < 0 ? "-" : "";
-    if (v < 1e3) sp__buf_printf(b, "%s%.0f ns", sign, v);
-    else if (v < 1e6) sp__buf_printf(b, "%s%.1f us", sign, v / 1e3);
-    else if (v < 1e9) sp__buf_printf(b, "%s%.2f ms", sign, v / 1e6);
-    else sp__buf_printf(b, "%s%.2f s", sign, v / 1e9);
+    if (v < 1e3)
+        sp__buf_printf(b, "%s%.0f ns", sign, v);
+    else if (v < 1e6)
+        sp__buf_printf(b, "%s%.1f us", sign, v / 1e3);
+    else if (v < 1e9)
+        sp__buf_printf(b, "%s%.2f ms", sign, v / 1e6);
+    else
+        sp__buf_printf(b, "%s%.2f s", sign, v / 1e9);
 }
 
-static void put_pct(sp__buf *b, double share) { sp__buf_printf(b, "%.1f%%", 100.0 * share); }
+static void put_pct(sp__buf *b, double share)
+{
+    sp__buf_printf(b, "%.1f%%", 100.0 * share);
+}
 
 /* A name from the trace, cut to 120 bytes, valid UTF-8, no control bytes. */
 static void put_name(sp__buf *b, const char *name)
@@ -70,8 +77,9 @@ static void put_slow_evidence(sp__buf *b, const sp__diagnosis *d, const sp__verd
     put_steps(b, v);
     if (v->slow_count > v->nsteps) sp__buf_printf(b, " and %zu more", v->slow_count - v->nsteps);
     if (v->period) sp__buf_printf(b, "; periodic, every %" PRId64 " steps", v->period);
-    sp__buf_printf(b, ". The slowest is %.1fx the median; against step #%" PRId64
-                   " (the median step) ", v->value, v->reference_step);
+    sp__buf_printf(
+        b, ". The slowest is %.1fx the median; against step #%" PRId64 " (the median step) ",
+        v->value, v->reference_step);
     sp__buf_printf(b, "%s grew most (+", sp__phase_name(v->phase));
     put_time(b, v->phase_excess_ns);
     sp__buf_putc(b, ')');
@@ -87,10 +95,13 @@ static void put_slow_evidence(sp__buf *b, const sp__diagnosis *d, const sp__verd
                         "caches, autotuning, compilation) is usual.");
 }
 
-static void put_evidence(sp__buf *b, const sp__diagnosis *d, const sp__verdict *v, const sp_result *r)
+static void put_evidence(sp__buf *b, const sp__diagnosis *d, const sp__verdict *v,
+                         const sp_result *r)
 {
     switch (v->rule) {
-    case SP__RULE_DATALOADER: put_share_evidence(b, v, "Dataloader is"); break;
+    case SP__RULE_DATALOADER:
+        put_share_evidence(b, v, "Dataloader is");
+        break;
     case SP__RULE_LAUNCH:
         put_share_evidence(b, v, "The GPU is idle outside data loading for");
         sp__buf_printf(b, " %" PRId64 " kernels, %" PRId64 " (", v->kernels, v->short_kernels);
@@ -115,7 +126,9 @@ static void put_evidence(sp__buf *b, const sp__diagnosis *d, const sp__verdict *
         put_pct(b, v->threshold);
         sp__buf_puts(b, ").");
         break;
-    case SP__RULE_SLOW_STEPS: put_slow_evidence(b, d, v, r); break;
+    case SP__RULE_SLOW_STEPS:
+        put_slow_evidence(b, d, v, r);
+        break;
     default:
         sp__buf_puts(b, "No rule reached its threshold; the largest part of the step is ");
         sp__buf_printf(b, "%s, ", sp__phase_name(v->phase));
@@ -170,8 +183,10 @@ static void put_drops(sp__buf *b, const sp_result *r, int json)
     for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
         uint64_t n = r->counters[kinds[i]];
         if (!n && !json) continue;
-        if (json) sp__buf_printf(b, "%s\"%s\": %" PRIu64, any ? ", " : "", sp_counter_name(kinds[i]), n);
-        else sp__buf_printf(b, "%s%s %" PRIu64, any ? ", " : "", sp_counter_name(kinds[i]), n);
+        if (json)
+            sp__buf_printf(b, "%s\"%s\": %" PRIu64, any ? ", " : "", sp_counter_name(kinds[i]), n);
+        else
+            sp__buf_printf(b, "%s%s %" PRIu64, any ? ", " : "", sp_counter_name(kinds[i]), n);
         any = 1;
     }
 }
@@ -196,8 +211,10 @@ static void print_text(sp__buf *b, const sp__diagnosis *d, const sp_result *r)
     sp__buf_puts(b, "Caution: events were dropped (");
     size_t mark = b->len;
     put_drops(b, r, 0);
-    if (b->len == mark) b->len = before;
-    else sp__buf_puts(b, "): the figures below miss them.\n");
+    if (b->len == mark)
+        b->len = before;
+    else
+        sp__buf_puts(b, "): the figures below miss them.\n");
     if (st->n < SP__DIAG_SLOW_MIN_STEPS)
         sp__buf_printf(b, "Note: the slow-step rule needs %d steps; this trace has %zu.\n",
                        SP__DIAG_SLOW_MIN_STEPS, st->n);
@@ -218,9 +235,12 @@ static void put_json_string(sp__buf *b, const char *s, size_t len)
     sp__buf_putc(b, '"');
     for (size_t i = 0; i < clean.len; i++) {
         unsigned char c = (unsigned char)clean.data[i];
-        if (c == '"' || c == '\\') sp__buf_printf(b, "\\%c", c);
-        else if (c < 0x20) sp__buf_printf(b, "\\u%04x", c);
-        else sp__buf_putc(b, (char)c);
+        if (c == '"' || c == '\\')
+            sp__buf_printf(b, "\\%c", c);
+        else if (c < 0x20)
+            sp__buf_printf(b, "\\u%04x", c);
+        else
+            sp__buf_putc(b, (char)c);
     }
     sp__buf_putc(b, '"');
     if (clean.failed) b->failed = 1;
@@ -247,13 +267,15 @@ static void print_verdict_json(sp__buf *b, const sp__diagnosis *d, const sp__ver
                        v->step[i], v->step_ns[i]);
     sp__buf_puts(b, "]");
     if (v->rule == SP__RULE_LAUNCH)
-        sp__buf_printf(b, ", \"kernels\": %" PRId64 ", \"short_kernels\": %" PRId64
+        sp__buf_printf(b,
+                       ", \"kernels\": %" PRId64 ", \"short_kernels\": %" PRId64
                        ", \"kernel_ns\": %" PRId64 ", \"runtime_ns\": %" PRId64,
                        v->kernels, v->short_kernels, v->kernel_ns, v->runtime_ns);
     if (v->rule == SP__RULE_SLOW_STEPS || v->rule == SP__RULE_NONE)
         sp__buf_printf(b, ", \"phase\": \"%s\"", sp__phase_name(v->phase));
     if (v->rule == SP__RULE_SLOW_STEPS) {
-        sp__buf_printf(b, ", \"slow_steps\": %zu, \"period\": %" PRId64
+        sp__buf_printf(b,
+                       ", \"slow_steps\": %zu, \"period\": %" PRId64
                        ", \"reference_step\": %" PRId64 ", \"phase_excess_ns\": %" PRId64
                        ", \"warmup\": %s, \"name\": ",
                        v->slow_count, v->period, v->reference_step, v->phase_excess_ns,
@@ -282,8 +304,10 @@ static void print_verdict_json(sp__buf *b, const sp__diagnosis *d, const sp__ver
 static void print_json(sp__buf *b, const sp__diagnosis *d, const sp_result *r)
 {
     const sp__steps *st = &d->steps;
-    sp__buf_printf(b, "{\"steps\": %zu, \"first_step\": %" PRId64 ", \"last_step\": %" PRId64
-                   ", \"total_ns\": %" PRId64 ", \"median_step_ns\": %" PRId64 ", \"has_gpu\": %s,\n",
+    sp__buf_printf(b,
+                   "{\"steps\": %zu, \"first_step\": %" PRId64 ", \"last_step\": %" PRId64
+                   ", \"total_ns\": %" PRId64 ", \"median_step_ns\": %" PRId64
+                   ", \"has_gpu\": %s,\n",
                    st->n, st->v[0].number, st->v[st->n - 1].number, d->total_ns, d->median_ns,
                    st->has_gpu ? "true" : "false");
     sp__buf_puts(b, " \"phases\": {");
@@ -313,7 +337,8 @@ static void print_json(sp__buf *b, const sp__diagnosis *d, const sp_result *r)
 
 sp_status sp_result_diagnose(const sp_result *r, sp_diagnose_format format, FILE *out)
 {
-    if (!r || !out) return sp__fail(SP_EINVAL, "sp_result_diagnose: result and output are required");
+    if (!r || !out)
+        return sp__fail(SP_EINVAL, "sp_result_diagnose: result and output are required");
     if (format != SP_DIAGNOSE_TEXT && format != SP_DIAGNOSE_JSON)
         return sp__fail(SP_EINVAL, "sp_result_diagnose: unknown format %d", (int)format);
     sp__model m;
@@ -331,9 +356,12 @@ sp_status sp_result_diagnose(const sp_result *r, sp_diagnose_format format, FILE
         s = sp__fail(SP_ENODATA, "no steps recorded (no ProfileStep ranges): diagnose needs at "
                                  "least one step");
     } else {
-        if (format == SP_DIAGNOSE_JSON) print_json(&b, &d, r);
-        else print_text(&b, &d, r);
-        if (b.failed) s = sp__fail(SP_ENOMEM, "out of memory printing the diagnosis");
+        if (format == SP_DIAGNOSE_JSON)
+            print_json(&b, &d, r);
+        else
+            print_text(&b, &d, r);
+        if (b.failed)
+            s = sp__fail(SP_ENOMEM, "out of memory printing the diagnosis");
         else if (fwrite(b.data, 1, b.len, out) != b.len)
             s = sp__fail(SP_EIO, "cannot write the diagnosis");
     }

@@ -8,13 +8,18 @@
 #include <string.h>
 
 static const char *const ids[SP__RULE_COUNT] = {
-    "dataloader_bound", "launch_bound", "sync_bound", "communication_bound",
-    "optimizer_bound",  "slow_steps",   "no_dominant_bottleneck"};
+    "dataloader_bound",      "launch_bound",    "sync_bound",
+    "communication_bound",   "optimizer_bound", "slow_steps",
+    "no_dominant_bottleneck"};
 static const char *const titles[SP__RULE_COUNT] = {
-    "dataloader-bound", "host- or launch-bound", "sync-bound", "communication-bound",
-    "optimizer-bound",  "slow steps",            "no dominant bottleneck"};
+    "dataloader-bound",      "host- or launch-bound", "sync-bound",
+    "communication-bound",   "optimizer-bound",       "slow steps",
+    "no dominant bottleneck"};
 
-const char *sp__rule_id(int rule) { return rule >= 0 && rule < SP__RULE_COUNT ? ids[rule] : ""; }
+const char *sp__rule_id(int rule)
+{
+    return rule >= 0 && rule < SP__RULE_COUNT ? ids[rule] : "";
+}
 const char *sp__rule_title(int rule)
 {
     return rule >= 0 && rule < SP__RULE_COUNT ? titles[rule] : "";
@@ -24,12 +29,18 @@ const char *sp__rule_title(int rule)
 static int64_t measure(int rule, const sp__step *s)
 {
     switch (rule) {
-    case SP__RULE_DATALOADER: return s->phase_ns[SP__PHASE_DATALOADER];
-    case SP__RULE_LAUNCH: return s->idle_ns;
-    case SP__RULE_SYNC: return s->sync_ns;
-    case SP__RULE_COMM: return s->exposed_comm_ns;
-    case SP__RULE_OPTIMIZER: return s->phase_ns[SP__PHASE_OPTIMIZATION];
-    default: return s->end_ns - s->start_ns;
+    case SP__RULE_DATALOADER:
+        return s->phase_ns[SP__PHASE_DATALOADER];
+    case SP__RULE_LAUNCH:
+        return s->idle_ns;
+    case SP__RULE_SYNC:
+        return s->sync_ns;
+    case SP__RULE_COMM:
+        return s->exposed_comm_ns;
+    case SP__RULE_OPTIMIZER:
+        return s->phase_ns[SP__PHASE_OPTIMIZATION];
+    default:
+        return s->end_ns - s->start_ns;
     }
 }
 
@@ -44,7 +55,8 @@ static int median_of(const sp__steps *st, int rule, int64_t *out)
 {
     int64_t *v = sp__alloc(sizeof *v * st->n);
     if (!v) return -1;
-    for (size_t i = 0; i < st->n; i++) v[i] = measure(rule, &st->v[i]);
+    for (size_t i = 0; i < st->n; i++)
+        v[i] = measure(rule, &st->v[i]);
     qsort(v, st->n, sizeof *v, cmp_i64);
     *out = v[(st->n - 1) / 2];
     sp__free(v);
@@ -55,7 +67,8 @@ static int median_of(const sp__steps *st, int rule, int64_t *out)
 static int evidence(const sp__steps *st, sp__verdict *v)
 {
     v->total_ns = 0;
-    for (size_t i = 0; i < st->n; i++) v->total_ns += measure(v->rule, &st->v[i]);
+    for (size_t i = 0; i < st->n; i++)
+        v->total_ns += measure(v->rule, &st->v[i]);
     if (median_of(st, v->rule, &v->median_ns) != 0) return -1;
     v->nsteps = 0;
     for (size_t i = 0; i < st->n; i++) { /* insertion into the top SP__DIAG_WORST */
@@ -74,7 +87,10 @@ static int evidence(const sp__steps *st, sp__verdict *v)
     return 0;
 }
 
-static double share(int64_t part, int64_t whole) { return whole > 0 ? (double)part / (double)whole : 0; }
+static double share(int64_t part, int64_t whole)
+{
+    return whole > 0 ? (double)part / (double)whole : 0;
+}
 
 /* A share rule: fires when its measure is at least threshold of step time. */
 static int share_rule(sp__diagnosis *d, int rule, double threshold)
@@ -117,7 +133,8 @@ static int optimizer_rule(sp__diagnosis *d)
 
 /* Which phase, and which host range name (by self time), grew most in step
  * `slow` against step `ref`. */
-static int what_differs(const sp__model *m, const sp__step *slow, const sp__step *ref, sp__verdict *v)
+static int what_differs(const sp__model *m, const sp__step *slow, const sp__step *ref,
+                        sp__verdict *v)
 {
     v->phase = 0;
     v->phase_excess_ns = 0;
@@ -181,8 +198,10 @@ static int slow_rule(const sp__model *m, sp__diagnosis *d)
         v.total_ns += len - d->median_ns;
         if (prev >= 0) {
             int64_t gap = st->v[i].number - prev;
-            if (first_gap == 0) first_gap = gap;
-            else if (gap != first_gap) periodic = 0;
+            if (first_gap == 0)
+                first_gap = gap;
+            else if (gap != first_gap)
+                periodic = 0;
         }
         prev = st->v[i].number;
         v.slow_count++;
@@ -206,7 +225,8 @@ int sp__diagnose(const sp__model *m, sp__diagnosis *d)
     for (size_t i = 0; i < st->n; i++) {
         d->total_ns += st->v[i].end_ns - st->v[i].start_ns;
         d->idle_total += st->v[i].idle_ns;
-        for (int p = 0; p < SP__PHASE_COUNT; p++) d->phase_total[p] += st->v[i].phase_ns[p];
+        for (int p = 0; p < SP__PHASE_COUNT; p++)
+            d->phase_total[p] += st->v[i].phase_ns[p];
     }
     if (median_of(st, SP__RULE_SLOW_STEPS, &d->median_ns) != 0) return -1;
     if (share_rule(d, SP__RULE_DATALOADER, SP__DIAG_DATALOADER_SHARE) != 0 || launch_rule(d) != 0 ||
@@ -226,4 +246,7 @@ int sp__diagnose(const sp__model *m, sp__diagnosis *d)
     return 0;
 }
 
-void sp__diagnosis_fini(sp__diagnosis *d) { sp__steps_fini(&d->steps); }
+void sp__diagnosis_fini(sp__diagnosis *d)
+{
+    sp__steps_fini(&d->steps);
+}

@@ -44,13 +44,16 @@ static int mann_whitney(const double *a, size_t na, const double *b, size_t nb, 
     size_t n = na + nb;
     ranked *r = sp__alloc(sizeof *r * n);
     if (!r) return -1;
-    for (size_t i = 0; i < na; i++) r[i] = (ranked){a[i], 0};
-    for (size_t i = 0; i < nb; i++) r[na + i] = (ranked){b[i], 1};
+    for (size_t i = 0; i < na; i++)
+        r[i] = (ranked){a[i], 0};
+    for (size_t i = 0; i < nb; i++)
+        r[na + i] = (ranked){b[i], 1};
     qsort(r, n, sizeof *r, by_value);
     double rank_b = 0, ties = 0;
     for (size_t i = 0; i < n;) {
         size_t j = i;
-        while (j < n && r[j].v == r[i].v) j++;
+        while (j < n && r[j].v == r[i].v)
+            j++;
         double t = (double)(j - i), avg = ((double)i + (double)j + 1) / 2; /* ranks from 1 */
         for (size_t k = i; k < j; k++)
             if (r[k].side) rank_b += avg;
@@ -91,8 +94,10 @@ static sp_status values_of(const sp_result *r, const char *metric, double **valu
     } else {
         int rc = sp__steps_metric(&m, &s, metric, *values, found);
         if (rc == 1)
-            st = sp__fail(SP_EINVAL, "unknown metric '%s': step, op:NAME, kernel:NAME or "
-                                     "phase:NAME", metric);
+            st = sp__fail(SP_EINVAL,
+                          "unknown metric '%s': step, op:NAME, kernel:NAME or "
+                          "phase:NAME",
+                          metric);
         else if (rc != 0)
             st = sp__fail(SP_ENOMEM, "out of memory reading the steps");
         *n = s.n;
@@ -132,7 +137,8 @@ sp_status sp_result_compare_steps(const sp_result *base, const sp_result *change
         out->new_median_ns = median(b, nb);
         double ma = out->base_median_ns, mb = out->new_median_ns;
         out->change = ma > 0 ? mb / ma - 1 : mb > 0 ? HUGE_VAL : 0;
-        out->regression = out->change > threshold && (!out->tested || out->p_value < SP__GATE_ALPHA);
+        out->regression =
+            out->change > threshold && (!out->tested || out->p_value < SP__GATE_ALPHA);
     }
     sp__free(a);
     sp__free(b);

@@ -36,8 +36,10 @@ int64_t sp__spans_within(const sp__spans *s, int64_t start, int64_t end)
     size_t lo = 0, hi = s->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (s->v[mid].end <= start) lo = mid + 1;
-        else hi = mid;
+        if (s->v[mid].end <= start)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     int64_t sum = 0;
     for (size_t i = lo; i < s->n && s->v[i].start < end; i++) {
@@ -53,7 +55,8 @@ static int contains_nocase(const char *hay, const char *needle)
     size_t n = strlen(needle);
     for (; *hay; hay++) {
         size_t k = 0;
-        while (k < n && hay[k] && tolower((unsigned char)hay[k]) == needle[k]) k++;
+        while (k < n && hay[k] && tolower((unsigned char)hay[k]) == needle[k])
+            k++;
         if (k == n) return 1;
     }
     return 0;
@@ -149,8 +152,10 @@ static ptrdiff_t step_at(const sp__steps *s, int64_t t)
     size_t lo = 0, hi = s->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (s->v[mid].start_ns <= t) lo = mid + 1;
-        else hi = mid;
+        if (s->v[mid].start_ns <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     if (lo == 0) return -1;
     const sp__step *st = &s->v[lo - 1];
@@ -166,7 +171,8 @@ static void fill(const sp__model *m, sp__steps *s, sp__spans *l)
     for (size_t i = 0; i < s->n; i++) {
         sp__step *st = &s->v[i];
         int64_t a = st->start_ns, b = st->end_ns, len = b - a;
-        for (int p = 0; p < 4; p++) st->phase_ns[p] = sp__spans_within(&m->cpu_ranges[types[p]], a, b);
+        for (int p = 0; p < 4; p++)
+            st->phase_ns[p] = sp__spans_within(&m->cpu_ranges[types[p]], a, b);
         st->phase_ns[SP__PHASE_COMMUNICATION] = sp__spans_within(&l[L_HOST_COMM], a, b);
         st->phase_ns[SP__PHASE_OTHER] = len - sp__spans_within(&l[L_KNOWN], a, b);
         st->busy_ns = sp__spans_within(&l[L_BUSY], a, b);
@@ -196,7 +202,8 @@ int sp__steps_build(const sp__model *m, sp__steps *s)
     if (s->n == 0) return 0;
     s->has_gpu = m->result->device_count > 0;
     sp__spans l[L_COUNT];
-    for (int i = 0; i < L_COUNT; i++) sp__spans_init(&l[i]);
+    for (int i = 0; i < L_COUNT; i++)
+        sp__spans_init(&l[i]);
     int rc = -1;
     if (sp__summary_cpu_comm(m, &l[L_HOST_COMM]) != 0) goto done;
     if (sp__summary_gpu_split(m, &l[L_TMP], &l[L_COMP]) != 0) goto done;
@@ -216,7 +223,8 @@ int sp__steps_build(const sp__model *m, sp__steps *s)
     fill(m, s, l);
     rc = 0;
 done:
-    for (int i = 0; i < L_COUNT; i++) sp__spans_fini(&l[i]);
+    for (int i = 0; i < L_COUNT; i++)
+        sp__spans_fini(&l[i]);
     if (rc != 0) sp__steps_fini(s);
     return rc;
 }
@@ -239,7 +247,8 @@ static uint8_t *name_matches(const sp_result *r, const char *name)
 
 /* The ranges (kernels, or host ranges) named `name`, merged; *found is set
  * when there is at least one. */
-static int named_spans(const sp__model *m, const char *name, int kernels, sp__spans *out, int *found)
+static int named_spans(const sp__model *m, const char *name, int kernels, sp__spans *out,
+                       int *found)
 {
     const sp_result *r = m->result;
     uint8_t *match = name_matches(r, name);
@@ -274,14 +283,16 @@ int sp__steps_metric(const sp__model *m, const sp__steps *s, const char *metric,
 {
     *found = 1;
     if (strcmp(metric, "step") == 0) {
-        for (size_t i = 0; i < s->n; i++) values[i] = (double)(s->v[i].end_ns - s->v[i].start_ns);
+        for (size_t i = 0; i < s->n; i++)
+            values[i] = (double)(s->v[i].end_ns - s->v[i].start_ns);
         return 0;
     }
     if (strncmp(metric, "phase:", 6) == 0) {
         const char *p = metric + 6;
         for (int ph = 0; ph < SP__PHASE_COUNT; ph++)
             if (strcasecmp(p, phase_names[ph]) == 0) {
-                for (size_t i = 0; i < s->n; i++) values[i] = (double)s->v[i].phase_ns[ph];
+                for (size_t i = 0; i < s->n; i++)
+                    values[i] = (double)s->v[i].phase_ns[ph];
                 return 0;
             }
         for (int type = 0; type < SP_EVENT_TYPE_COUNT; type++)

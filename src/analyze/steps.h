@@ -20,23 +20,30 @@
 
 /* The host phases of a step: the event types of the Overview's model
  * items, host communication, and the rest ("Other": step time in none). */
-enum { SP__PHASE_DATALOADER, SP__PHASE_FORWARD, SP__PHASE_BACKWARD, SP__PHASE_OPTIMIZATION,
-       SP__PHASE_COMMUNICATION, SP__PHASE_OTHER, SP__PHASE_COUNT };
+enum {
+    SP__PHASE_DATALOADER,
+    SP__PHASE_FORWARD,
+    SP__PHASE_BACKWARD,
+    SP__PHASE_OPTIMIZATION,
+    SP__PHASE_COMMUNICATION,
+    SP__PHASE_OTHER,
+    SP__PHASE_COUNT
+};
 
 /* The phase's display name ("Dataloader", ..., "Other"). */
 const char *sp__phase_name(int phase);
 
 typedef struct sp__step {
-    int64_t number;            /* N of "ProfileStep#N" / "ProfilerStep#N"; else its index */
-    int64_t start_ns, end_ns;  /* the ProfileStep range */
+    int64_t number;           /* N of "ProfileStep#N" / "ProfilerStep#N"; else its index */
+    int64_t start_ns, end_ns; /* the ProfileStep range */
     int64_t phase_ns[SP__PHASE_COUNT];
-    int64_t busy_ns;           /* some device record (kernel, memcpy, memset) running */
-    int64_t idle_ns;           /* GPU idle outside data loading: step - busy - Dataloader */
-    int64_t kernel_ns;         /* kernels running (merged) */
-    int64_t runtime_ns;        /* CUDA runtime / driver calls (merged, all threads) */
-    int64_t sync_ns;           /* waits: synchronize calls, blocking copies, item() */
-    int64_t comm_ns;           /* communication, host ranges and GPU kernels */
-    int64_t exposed_comm_ns;   /* communication while no compute kernel runs */
+    int64_t busy_ns;                /* some device record (kernel, memcpy, memset) running */
+    int64_t idle_ns;                /* GPU idle outside data loading: step - busy - Dataloader */
+    int64_t kernel_ns;              /* kernels running (merged) */
+    int64_t runtime_ns;             /* CUDA runtime / driver calls (merged, all threads) */
+    int64_t sync_ns;                /* waits: synchronize calls, blocking copies, item() */
+    int64_t comm_ns;                /* communication, host ranges and GPU kernels */
+    int64_t exposed_comm_ns;        /* communication while no compute kernel runs */
     int64_t kernels, short_kernels; /* kernels starting in the step; those under 10 us */
 } sp__step;
 

@@ -46,13 +46,15 @@ static inline sp_result *synth_build(const synth_step *steps, size_t n, int64_t 
         int64_t at, len;
     } launch;
     size_t nk = 0;
-    for (size_t i = 0; i < n; i++) nk += (size_t)steps[i].kernels;
+    for (size_t i = 0; i < n; i++)
+        nk += (size_t)steps[i].kernels;
     launch *ks = calloc(nk + 1, sizeof *ks);
     size_t k = 0;
     for (size_t i = 0; i < n && i < 512; i++) {
         const synth_step *s = &steps[i];
         int64_t len = s->dl + s->fwd + s->bwd + s->opt + s->wait + s->comm + s->other;
-        snprintf(step_names[i], sizeof step_names[i], "ProfileStep#%lld", (long long)(first + (int64_t)i));
+        snprintf(step_names[i], sizeof step_names[i], "ProfileStep#%lld",
+                 (long long)(first + (int64_t)i));
         synth_add(&b, step_names[i], SP_EVENT_PROFILE_STEP, t, len);
         int64_t at = t;
         if (s->dl) synth_add(&b, "DataLoader", SP_EVENT_DATALOADER, at, s->dl);
@@ -71,7 +73,8 @@ static inline sp_result *synth_build(const synth_step *steps, size_t n, int64_t 
         at += s->wait;
         if (s->comm) synth_add(&b, "allreduce", SP_EVENT_COMMUNICATION, at, s->comm);
         at += s->comm;
-        if (s->other && s->other_name) synth_add(&b, s->other_name, SP_EVENT_USER_DEFINED, at, s->other);
+        if (s->other && s->other_name)
+            synth_add(&b, s->other_name, SP_EVENT_USER_DEFINED, at, s->other);
         t += len;
     }
     fixture_add_thread(r, 1, "main", v, b.n);
@@ -91,7 +94,8 @@ static inline sp_result *synth_build(const synth_step *steps, size_t n, int64_t 
 static inline sp_result *synth_same(synth_step s, size_t n)
 {
     synth_step *v = calloc(n, sizeof *v);
-    for (size_t i = 0; i < n; i++) v[i] = s;
+    for (size_t i = 0; i < n; i++)
+        v[i] = s;
     sp_result *r = synth_build(v, n, 0);
     free(v);
     return r;

@@ -9,8 +9,12 @@
 #define US 1000ll
 
 /* A balanced step: nothing reaches a threshold. 1000 us. */
-static const synth_step balanced = {.dl = 100 * US, .fwd = 300 * US, .bwd = 400 * US,
-                                    .opt = 100 * US, .other = 100 * US, .other_name = "misc"};
+static const synth_step balanced = {.dl = 100 * US,
+                                    .fwd = 300 * US,
+                                    .bwd = 400 * US,
+                                    .opt = 100 * US,
+                                    .other = 100 * US,
+                                    .other_name = "misc"};
 
 static int diagnose(sp_result *r, sp__diagnosis *d)
 {
@@ -121,7 +125,8 @@ static void test_diagnose_sync(void)
     sp_result *r = synth_same(balanced, 5);
     for (int i = 0; i < 5; i++) {
         int64_t at = 1000000 + i * 1000 * US + 850 * US;
-        fixture_add_runtime(r, &r->threads[0], "cudaDeviceSynchronize", at, at + 140 * US, 9000 + (uint32_t)i);
+        fixture_add_runtime(r, &r->threads[0], "cudaDeviceSynchronize", at, at + 140 * US,
+                            9000 + (uint32_t)i);
     }
     CHECK_EQ(0, sp__attribute(r));
     CHECK(fires(r, SP__RULE_SYNC));
@@ -164,7 +169,8 @@ static void test_diagnose_optimizer(void)
 static void test_diagnose_slow_steps(void)
 {
     synth_step v[12];
-    for (int i = 0; i < 12; i++) v[i] = balanced;
+    for (int i = 0; i < 12; i++)
+        v[i] = balanced;
     v[6].other = 1100 * US; /* one slow step, in "misc" */
     sp_result *r = synth_build(v, 12, 20);
     sp__diagnosis d;
@@ -183,8 +189,10 @@ static void test_diagnose_slow_steps(void)
     sp__diagnosis_fini(&d);
     sp_result_release(r);
     /* Periodic: every 4th step spends 1 ms more in the data loader. */
-    for (int i = 0; i < 12; i++) v[i] = balanced;
-    for (int i = 1; i < 12; i += 4) v[i].dl += 1000 * US;
+    for (int i = 0; i < 12; i++)
+        v[i] = balanced;
+    for (int i = 1; i < 12; i += 4)
+        v[i].dl += 1000 * US;
     r = synth_build(v, 12, 0);
     CHECK_EQ(0, diagnose(r, &d));
     sv = find(&d, SP__RULE_SLOW_STEPS);
@@ -203,7 +211,8 @@ static void test_diagnose_slow_steps(void)
     }
     CHECK(!fires(synth_build(v, 12, 0), SP__RULE_SLOW_STEPS));
     /* Negative: too few steps to call one slow. */
-    for (int i = 0; i < 4; i++) v[i] = balanced;
+    for (int i = 0; i < 4; i++)
+        v[i] = balanced;
     v[2].other = 5000 * US;
     CHECK(!fires(synth_build(v, 4, 0), SP__RULE_SLOW_STEPS));
 }
@@ -225,7 +234,8 @@ static void test_diagnose_no_dominant_bottleneck(void)
 }
 
 /* sp_result_diagnose's output for r in format, into buf. */
-static sp_status diagnose_text(const sp_result *r, sp_diagnose_format format, char *buf, size_t size)
+static sp_status diagnose_text(const sp_result *r, sp_diagnose_format format, char *buf,
+                               size_t size)
 {
     FILE *f = tmpfile();
     CHECK(f != NULL);
@@ -273,7 +283,8 @@ static void test_diagnose_odd_names(void)
     static char out[1 << 16];
     static const char odd[] = "a\"b\nc</script>\\d\xff";
     synth_step v[6];
-    for (int i = 0; i < 6; i++) v[i] = balanced;
+    for (int i = 0; i < 6; i++)
+        v[i] = balanced;
     v[3].other = 2000 * US;
     v[3].other_name = odd;
     sp_result *r = synth_build(v, 6, 0);
@@ -308,7 +319,8 @@ static void test_diagnose_odd_names(void)
 static void test_diagnose_survives_allocation_failure(void)
 {
     synth_step v[6];
-    for (int i = 0; i < 6; i++) v[i] = balanced;
+    for (int i = 0; i < 6; i++)
+        v[i] = balanced;
     v[2].other = 3000 * US;
     v[2].kernels = 3;
     v[2].kernel_ns = 5 * US;

@@ -19,9 +19,13 @@ static sp_result *run(size_t n, uint64_t seed, double jitter, double slowdown)
         double u = (double)(x >> 11) / 9007199254740992.0 * 2 - 1; /* [-1, 1) */
         double f = 1 + jitter * u;
         int64_t matmul = (int64_t)(700 * US * f * (1 + slowdown));
-        v[i] = (synth_step){.dl = (int64_t)(50 * US * f), .fwd = matmul + (int64_t)(100 * US * f),
-                            .matmul = matmul, .bwd = (int64_t)(100 * US * f),
-                            .opt = (int64_t)(50 * US * f), .other = 20 * US, .other_name = "relu"};
+        v[i] = (synth_step){.dl = (int64_t)(50 * US * f),
+                            .fwd = matmul + (int64_t)(100 * US * f),
+                            .matmul = matmul,
+                            .bwd = (int64_t)(100 * US * f),
+                            .opt = (int64_t)(50 * US * f),
+                            .other = 20 * US,
+                            .other_name = "relu"};
     }
     sp_result *r = synth_build(v, n, 10);
     free(v);
@@ -99,7 +103,8 @@ static void test_step_compare_kernels(void)
     synth_step s = {.fwd = 500 * US, .bwd = 500 * US, .kernels = 4, .kernel_ns = 100 * US};
     synth_step v[5] = {s, s, s, s, s};
     sp_result *a = synth_build(v, 5, 0);
-    for (int i = 0; i < 5; i++) v[i].kernel_ns = 120 * US;
+    for (int i = 0; i < 5; i++)
+        v[i].kernel_ns = 120 * US;
     sp_result *b = synth_build(v, 5, 0);
     sp_step_comparison c;
     CHECK_EQ(SP_OK, sp_result_compare_steps(a, b, "kernel:gemm_kernel", 0.05, &c));

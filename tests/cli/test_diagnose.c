@@ -38,8 +38,10 @@ static void save(sp_result *r, const char *name, sp_format format)
 {
     char path[300];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    if (format == SP_FORMAT_JSON) CHECK_EQ(SP_OK, sp_result_export(r, path, format));
-    else CHECK_EQ(SP_OK, sp_result_export_protobuf(r, path));
+    if (format == SP_FORMAT_JSON)
+        CHECK_EQ(SP_OK, sp_result_export(r, path, format));
+    else
+        CHECK_EQ(SP_OK, sp_result_export_protobuf(r, path));
     sp_result_release(r);
 }
 

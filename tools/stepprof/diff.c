@@ -219,11 +219,14 @@ static int print_movers(const rows *phases, const rows *ops, double steps_a, dou
     printf("%-5s  %-*s  %12s  %12s  %12s  %8s\n", "Kind", (int)width, "Name", ha, hb, hd, "Change");
     for (size_t i = 0; i < n && i < limit; i++) {
         char change[32];
-        if (m[i].a > 0) snprintf(change, sizeof change, "%+.1f%%", (m[i].b / m[i].a - 1) * 100);
-        else snprintf(change, sizeof change, "%s", m[i].b > 0 ? "new" : "-");
+        if (m[i].a > 0)
+            snprintf(change, sizeof change, "%+.1f%%", (m[i].b / m[i].a - 1) * 100);
+        else
+            snprintf(change, sizeof change, "%s", m[i].b > 0 ? "new" : "-");
         char name[256];
         printf("%-5s  %-*.*s  %12.3f  %12.3f  %+12.3f  %8s\n", m[i].kind, (int)width, (int)width,
-               printable(m[i].r->name, name, sizeof name), m[i].a / scale, m[i].b / scale, (m[i].b - m[i].a) / scale, change);
+               printable(m[i].r->name, name, sizeof name), m[i].a / scale, m[i].b / scale,
+               (m[i].b - m[i].a) / scale, change);
     }
     free(m);
     return 0;
@@ -233,14 +236,18 @@ static int print_movers(const rows *phases, const rows *ops, double steps_a, dou
 static int print_gate(const sp_step_comparison *c, const char *metric, double threshold,
                       const char *unit, double scale)
 {
-    printf("Gate: %s, median per step %.3f %s -> %.3f %s (", strcmp(metric, "step") ? metric : "step time",
-           c->base_median_ns / scale, unit, c->new_median_ns / scale, unit);
-    if (isinf(c->change)) printf("new");
-    else printf("%+.1f%%", c->change * 100);
+    printf("Gate: %s, median per step %.3f %s -> %.3f %s (",
+           strcmp(metric, "step") ? metric : "step time", c->base_median_ns / scale, unit,
+           c->new_median_ns / scale, unit);
+    if (isinf(c->change))
+        printf("new");
+    else
+        printf("%+.1f%%", c->change * 100);
     printf("), threshold %+.1f%%\n", threshold * 100);
     if (c->tested)
-        printf("Spread: Mann-Whitney U, one-sided p = %.2g over %zu and %zu steps: %s\n", c->p_value,
-               c->base_steps, c->new_steps, c->p_value < 0.01 ? "B's steps are slower" : "within noise");
+        printf("Spread: Mann-Whitney U, one-sided p = %.2g over %zu and %zu steps: %s\n",
+               c->p_value, c->base_steps, c->new_steps,
+               c->p_value < 0.01 ? "B's steps are slower" : "within noise");
     else
         printf("Spread: not tested (%zu and %zu steps; the test needs 3 a side): medians alone\n",
                c->base_steps, c->new_steps);
@@ -253,7 +260,8 @@ static double parse_percent(const char *v)
 {
     char *end;
     double x = strtod(v, &end);
-    if (end == v || (*end == '%' ? end[1] != '\0' : *end != '\0') || !(x >= 0) || isinf(x)) return -1;
+    if (end == v || (*end == '%' ? end[1] != '\0' : *end != '\0') || !(x >= 0) || isinf(x))
+        return -1;
     return x / 100;
 }
 
@@ -296,12 +304,15 @@ int cli_diff(int argc, char **argv)
             if (!v) return cli_missing_value("diff", "--fail-above", "PCT");
             threshold = parse_percent(v);
             if (threshold < 0)
-                return cli_usage_error("diff", "bad --fail-above '%s': a percentage such as 5%%", v);
+                return cli_usage_error("diff", "bad --fail-above '%s': a percentage such as 5%%",
+                                       v);
         } else if (cli_option(argc, argv, &i, "--metric", &v)) {
             if (!v) return cli_missing_value("diff", "--metric", "METRIC");
             if (!valid_metric(v))
-                return cli_usage_error("diff", "bad --metric '%s': step, op:NAME, kernel:NAME or "
-                                               "phase:NAME", v);
+                return cli_usage_error("diff",
+                                       "bad --metric '%s': step, op:NAME, kernel:NAME or "
+                                       "phase:NAME",
+                                       v);
             metric = v;
         } else if (strcmp(a, "--per-step") == 0) {
             per_step = 1;
