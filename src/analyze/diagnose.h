@@ -42,6 +42,7 @@ const char *sp__rule_title(int rule);
 typedef struct sp__verdict {
     int rule;
     double value, threshold; /* the measure the rule compared, and its threshold */
+    double share;            /* total_ns as a share of the steps' total time */
     int64_t total_ns;        /* the time behind value, summed over the steps */
     int64_t median_ns;       /* that time's median per step */
     /* The steps the evidence comes from: the worst ones by the rule's

@@ -54,12 +54,14 @@ static void put_steps(sp__buf *b, const sp__verdict *v)
     }
 }
 
-static void put_share_evidence(sp__buf *b, const sp__verdict *v, const char *what)
+/* "WHAT 46.5% of step time (threshold 20.0%), ..." with the step-time
+ * threshold given (the optimizer's is not its rule's threshold). */
+static void put_share_evidence(sp__buf *b, const sp__verdict *v, const char *what, double threshold)
 {
     sp__buf_printf(b, "%s ", what);
-    put_pct(b, v->value);
+    put_pct(b, v->share);
     sp__buf_puts(b, " of step time (threshold ");
-    put_pct(b, v->threshold);
+    put_pct(b, threshold);
     sp__buf_puts(b, "), ");
     put_time(b, v->median_ns);
     sp__buf_puts(b, " per step (median); most in steps ");
@@ -100,10 +102,10 @@ static void put_evidence(sp__buf *b, const sp__diagnosis *d, const sp__verdict *
 {
     switch (v->rule) {
     case SP__RULE_DATALOADER:
-        put_share_evidence(b, v, "Dataloader is");
+        put_share_evidence(b, v, "Dataloader is", v->threshold);
         break;
     case SP__RULE_LAUNCH:
-        put_share_evidence(b, v, "The GPU is idle outside data loading for");
+        put_share_evidence(b, v, "The GPU is idle outside data loading for", v->threshold);
         sp__buf_printf(b, " %" PRId64 " kernels, %" PRId64 " (", v->kernels, v->short_kernels);
         put_pct(b, v->kernels ? (double)v->short_kernels / (double)v->kernels : 0);
         sp__buf_puts(b, ") under 10 us; CUDA runtime calls take ");
@@ -113,13 +115,13 @@ static void put_evidence(sp__buf *b, const sp__diagnosis *d, const sp__verdict *
         sp__buf_puts(b, " of kernel time.");
         break;
     case SP__RULE_SYNC:
-        put_share_evidence(b, v, "Waits (synchronize calls, blocking copies, item()) take");
+        put_share_evidence(b, v, "Waits (synchronize calls, blocking copies, item()) take", v->threshold);
         break;
     case SP__RULE_COMM:
-        put_share_evidence(b, v, "Communication not overlapped with computation is");
+        put_share_evidence(b, v, "Communication not overlapped with computation is", v->threshold);
         break;
     case SP__RULE_OPTIMIZER:
-        put_share_evidence(b, v, "Optimization is");
+        put_share_evidence(b, v, "Optimization is", SP__DIAG_OPT_SHARE);
         sp__buf_puts(b, " It is ");
         put_pct(b, v->value);
         sp__buf_puts(b, " of Backward's time (threshold ");
@@ -260,6 +262,8 @@ static void print_verdict_json(sp__buf *b, const sp__diagnosis *d, const sp__ver
     put_json_share(b, v->value);
     sp__buf_puts(b, ", \"threshold\": ");
     put_json_share(b, v->threshold);
+    sp__buf_puts(b, ", \"share\": ");
+    put_json_share(b, v->share);
     sp__buf_printf(b, ", \"total_ns\": %" PRId64 ", \"median_ns\": %" PRId64 ", \"steps\": [",
                    v->total_ns, v->rule == SP__RULE_NONE ? 0 : v->median_ns);
     for (size_t i = 0; i < v->nsteps; i++)

@@ -97,7 +97,7 @@ static int share_rule(sp__diagnosis *d, int rule, double threshold)
 {
     sp__verdict v = {.rule = rule, .threshold = threshold, .name = -1};
     if (evidence(&d->steps, &v) != 0) return -1;
-    v.value = share(v.total_ns, d->total_ns);
+    v.value = v.share = share(v.total_ns, d->total_ns);
     if (v.value >= threshold && v.total_ns > 0) d->v[d->count++] = v;
     return 0;
 }
@@ -114,7 +114,7 @@ static int launch_rule(sp__diagnosis *d)
         v.kernel_ns += s->kernel_ns;
         v.runtime_ns += s->runtime_ns;
     }
-    v.value = share(v.total_ns, d->total_ns);
+    v.value = v.share = share(v.total_ns, d->total_ns);
     if (v.value >= v.threshold && v.total_ns > 0) d->v[d->count++] = v;
     return 0;
 }
@@ -126,7 +126,8 @@ static int optimizer_rule(sp__diagnosis *d)
     int64_t backward = d->phase_total[SP__PHASE_BACKWARD];
     /* value: Optimization against Backward (1 without backward time). */
     v.value = backward > 0 ? share(v.total_ns, backward) : 1.0;
-    if (share(v.total_ns, d->total_ns) >= SP__DIAG_OPT_SHARE && v.value >= v.threshold)
+    v.share = share(v.total_ns, d->total_ns);
+    if (v.share >= SP__DIAG_OPT_SHARE && v.value >= v.threshold)
         d->v[d->count++] = v;
     return 0;
 }
@@ -208,6 +209,7 @@ static int slow_rule(const sp__model *m, sp__diagnosis *d)
     }
     if (v.slow_count == 0) return 0;
     v.value = (double)(st->v[slowest].end_ns - st->v[slowest].start_ns) / (double)d->median_ns;
+    v.share = share(v.total_ns, d->total_ns);
     v.period = v.slow_count >= 3 && periodic && first_gap > 1 ? first_gap : 0;
     v.warmup = slowest == 0;
     v.reference_step = st->v[ref].number;
@@ -240,7 +242,7 @@ int sp__diagnose(const sp__model *m, sp__diagnosis *d)
         for (int p = 0; p < SP__PHASE_COUNT; p++)
             if (d->phase_total[p] > d->phase_total[v.phase]) v.phase = p;
         v.total_ns = d->phase_total[v.phase];
-        v.value = share(v.total_ns, d->total_ns);
+        v.value = v.share = share(v.total_ns, d->total_ns);
         d->v[d->count++] = v;
     }
     return 0;

@@ -162,6 +162,18 @@ static void test_diagnose_optimizer(void)
     synth_step s = balanced;
     s.opt = 300 * US; /* 25% of the step, 75% of Backward */
     CHECK(fires(synth_same(s, 5), SP__RULE_OPTIMIZER));
+    /* The evidence gives both measures against their own thresholds. */
+    static char out[1 << 14];
+    sp_result *r = synth_same(s, 5);
+    FILE *f = tmpfile();
+    CHECK_EQ(SP_OK, sp_result_diagnose(r, SP_DIAGNOSE_TEXT, f));
+    rewind(f);
+    out[fread(out, 1, sizeof out - 1, f)] = '\0';
+    fclose(f);
+    CHECK(strstr(out, "Optimization is 25.0% of step time (threshold 10.0%), 300.0 us per step") !=
+          NULL);
+    CHECK(strstr(out, "It is 75.0% of Backward's time (threshold 50.0%).") != NULL);
+    sp_result_release(r);
     s.opt = 150 * US; /* 14% of the step but 37.5% of Backward */
     CHECK(!fires(synth_same(s, 5), SP__RULE_OPTIMIZER));
 }
