@@ -115,7 +115,8 @@ static void put_evidence(sp__buf *b, const sp__diagnosis *d, const sp__verdict *
         sp__buf_puts(b, " of kernel time.");
         break;
     case SP__RULE_SYNC:
-        put_share_evidence(b, v, "Waits (synchronize calls, blocking copies, item()) take", v->threshold);
+        put_share_evidence(b, v, "Waits (synchronize calls, blocking copies, item()) take",
+                           v->threshold);
         break;
     case SP__RULE_COMM:
         put_share_evidence(b, v, "Communication not overlapped with computation is", v->threshold);

@@ -127,8 +127,7 @@ static int optimizer_rule(sp__diagnosis *d)
     /* value: Optimization against Backward (1 without backward time). */
     v.value = backward > 0 ? share(v.total_ns, backward) : 1.0;
     v.share = share(v.total_ns, d->total_ns);
-    if (v.share >= SP__DIAG_OPT_SHARE && v.value >= v.threshold)
-        d->v[d->count++] = v;
+    if (v.share >= SP__DIAG_OPT_SHARE && v.value >= v.threshold) d->v[d->count++] = v;
     return 0;
 }
 
