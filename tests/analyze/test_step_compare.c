@@ -188,6 +188,11 @@ static void test_step_compare_cli_gate(void)
     CHECK_EQ(2, cli("diff base.json slow.json --metric op:matmul"));
     CHECK_EQ(2, cli("diff base.json slow.json --fail-above 5 --metric weird"));
     CHECK_EQ(1, cli("diff base.json slow.json --fail-above 5 --metric op:absent"));
+    /* One step with a dropped event a side: a caution, and the medians decide. */
+    CHECK_EQ(0, cli("diff " SP_SOURCE_DIR "/tests/fuzz/seeds/trace.json " SP_SOURCE_DIR
+                    "/tests/fuzz/seeds/trace.json --fail-above 5"));
+    CHECK(strstr(out_text, "Caution: A dropped 1 events or records") != NULL);
+    CHECK(strstr(out_text, "Spread: not tested (1 and 1 steps") != NULL);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK_EQ(0, system(cmd));

@@ -9,6 +9,7 @@
 #include "cli.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -348,6 +349,14 @@ int cli_diff(int argc, char **argv)
             rc = st == SP_EINVAL ? CLI_USAGE : CLI_BAD_INPUT;
         } else {
             printf("A: %s\nB: %s\n", files[0], files[1]);
+            for (int side = 0; side < 2; side++) {
+                uint64_t lost = sp_result_counter(r[side], SP_COUNTER_HOST_DROPPED) +
+                                sp_result_counter(r[side], SP_COUNTER_CUPTI_DROPPED) +
+                                sp_result_counter(r[side], SP_COUNTER_DISCARDED_RECORDS);
+                if (lost)
+                    printf("Caution: %c dropped %llu events or records; its steps miss them\n",
+                           side ? 'B' : 'A', (unsigned long long)lost);
+            }
             int verdict = print_gate(&cmp, metric, threshold, unit, scale);
             if (print_movers(&phases, &ops, (double)cmp.base_steps, (double)cmp.new_steps, unit,
                              scale, 5) != 0) {
