@@ -9,7 +9,16 @@
  * the consumer reads it, and the consumer takes batches strictly in order,
  * waiting until slot next % depth holds batch next. All bookkeeping is under
  * one mutex; the sample data itself is written outside it and published by
- * the slot's `ready` field, which the mutex orders. */
+ * the slot's `ready` field, stored (release) under the mutex.
+ *
+ * The consumer enters the kernel only when it must: a batch that is
+ * already there is read through `ready` (acquire), and slots are handed
+ * back a quarter of the ring at a time, and skipped when a worker holds the
+ * mutex (a later call hands them all back). On a busy machine every lock
+ * wait or wakeup is a point where the consumer can lose its core for a time
+ * slice, and a consumer queued behind a preempted worker waits for that
+ * worker's next slice although its batch was ready: such waits would show
+ * as data loading time that the loader did not cause. */
 #include "loader.h"
 
 #include "rng.h"
@@ -20,9 +29,11 @@
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 /* Each worker keeps two batches ahead, like paddle's prefetch_factor = 2. */
 enum { PREFETCH_PER_WORKER = 2 };
@@ -34,7 +45,7 @@ enum { PREFETCH_PER_WORKER = 2 };
 typedef struct slot {
     float *x;
     int *y;
-    int64_t ready; /* the batch the slot holds once complete; -1 before */
+    _Atomic int64_t ready; /* the batch the slot holds once complete; -1 before */
 } slot;
 
 typedef struct worker {
@@ -94,6 +105,11 @@ static void make_batch(const loader *l, slot *s, int64_t index)
         s->y[i] = (int)(rng_next(&r) % (uint64_t)l->cfg.classes);
         decode_sample(l, s->x + (size_t)i * l->cfg.dim, s->y[i], &r);
     }
+    if (l->cfg.read_ms > 0) {
+        struct timespec left = {l->cfg.read_ms / 1000, (long)(l->cfg.read_ms % 1000) * 1000000L};
+        while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+        }
+    }
 }
 
 static void *worker_main(void *arg)
@@ -124,7 +140,7 @@ static void *worker_main(void *arg)
         make_batch(l, s, index);
 
         pthread_mutex_lock(&l->mu);
-        s->ready = index;
+        atomic_store_explicit(&s->ready, index, memory_order_release);
         pthread_cond_signal(&l->can_take);
         pthread_mutex_unlock(&l->mu);
     }
@@ -162,7 +178,7 @@ static int alloc_buffers(loader *l)
     for (int i = 0; i < l->depth; i++) {
         l->slots[i].x = malloc(sizeof(float) * (size_t)c->batch * (size_t)c->dim);
         l->slots[i].y = malloc(sizeof(int) * (size_t)c->batch);
-        l->slots[i].ready = -1;
+        atomic_init(&l->slots[i].ready, -1);
         if (!l->slots[i].x || !l->slots[i].y) return ENOMEM;
     }
     /* Batch i draws from stream i; the centres take the last stream, which
@@ -210,17 +226,35 @@ int loader_create(const loader_config *cfg, loader **out)
     return 0;
 }
 
+/* Hands back every batch below next (the consumer is done with them) and
+ * wakes one worker per slot freed: a skipped hand-back frees several at
+ * once, and one worker alone would refill them one 'read' after another.
+ * Called with the mutex held. */
+static void hand_back(loader *l)
+{
+    for (int64_t i = l->free_below; i < l->next; i++)
+        pthread_cond_signal(&l->can_fill);
+    l->free_below = l->next;
+}
+
 void loader_next(loader *l, batch *out)
 {
     slot *s = &l->slots[l->next % l->depth];
     if (l->cfg.workers == 0) {
         make_batch(l, s, l->next);
     } else {
-        pthread_mutex_lock(&l->mu);
-        l->free_below = l->next; /* the batch returned last time is done with */
-        pthread_cond_signal(&l->can_fill);
-        while (s->ready != l->next) pthread_cond_wait(&l->can_take, &l->mu);
-        pthread_mutex_unlock(&l->mu);
+        int64_t quarter = l->depth >= 4 ? l->depth / 4 : 1;
+        if (l->next - l->free_below >= quarter && pthread_mutex_trylock(&l->mu) == 0) {
+            hand_back(l);
+            pthread_mutex_unlock(&l->mu);
+        }
+        if (atomic_load_explicit(&s->ready, memory_order_acquire) != l->next) {
+            pthread_mutex_lock(&l->mu);
+            hand_back(l);
+            while (atomic_load_explicit(&s->ready, memory_order_acquire) != l->next)
+                pthread_cond_wait(&l->can_take, &l->mu);
+            pthread_mutex_unlock(&l->mu);
+        }
     }
     l->next++;
     out->x = s->x;

@@ -20,6 +20,9 @@ typedef struct loader_config {
     int classes;       /* clusters, and so labels 0..classes-1 */
     float separation;  /* std of the cluster centres; the noise std is 1 */
     int decode_passes; /* jitter+renormalise rounds per sample: the CPU cost */
+    int read_ms;       /* a wait per batch, as a read from disk or network would
+                          cost: time without CPU, so it does not depend on
+                          free cores */
     uint64_t seed;
 } loader_config;
 

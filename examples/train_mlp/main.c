@@ -30,7 +30,7 @@ enum { DIM = 128, HIDDEN1 = 256, HIDDEN2 = 128, CLASSES = 10, DECODE_PASSES = 18
 #define MODEL_SEED 0x5eed0002u
 
 typedef struct args {
-    int workers, steps, batch;
+    int workers, steps, batch, decode_passes, read_ms;
     const char *out_dir;
 } args;
 
@@ -43,12 +43,18 @@ typedef struct timing {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: train_mlp [--workers N] [--steps N] [--batch N] [--out DIR]\n"
-               "  --workers N  data loader threads; 0 loads on the training thread (default 0)\n"
-               "  --steps N    training steps (default 30)\n"
-               "  --batch N    samples per batch (default 64)\n"
-               "  --out DIR    trace directory (default ./profiler_log)\n"
-               "The profiler records steps 10..19.\n");
+    fprintf(f,
+            "usage: train_mlp [--workers N] [--steps N] [--batch N] [--out DIR]\n"
+            "                 [--decode-passes N] [--read-ms N]\n"
+            "  --workers N        data loader threads; 0 loads on the training thread (default 0)\n"
+            "  --steps N          training steps (default 30)\n"
+            "  --batch N          samples per batch (default 64)\n"
+            "  --out DIR          trace directory (default ./profiler_log)\n"
+            "  --decode-passes N  CPU work per sample in the loader (default %d)\n"
+            "  --read-ms N        a wait per batch, as a slow disk would add (default 0);\n"
+            "                     it costs no CPU, so loading time does not depend on load\n"
+            "The profiler records steps 10..19.\n",
+            DECODE_PASSES);
 }
 
 static int parse_int(const char *s, int lo, int hi, int *out)
@@ -64,7 +70,11 @@ static int parse_int(const char *s, int lo, int hi, int *out)
 /* Returns 0 to run, 1 after --help, -1 after a bad argument. */
 static int parse_args(int argc, char **argv, args *a)
 {
-    *a = (args){.workers = 0, .steps = 30, .batch = 64, .out_dir = "./profiler_log"};
+    *a = (args){.workers = 0,
+                .steps = 30,
+                .batch = 64,
+                .decode_passes = DECODE_PASSES,
+                .out_dir = "./profiler_log"};
     for (int i = 1; i < argc; i += 2) { /* every option but --help takes a value */
         const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         int bad = 0;
@@ -77,6 +87,10 @@ static int parse_args(int argc, char **argv, args *a)
             bad = parse_int(val, 1, 1000000, &a->steps);
         } else if (strcmp(opt, "--batch") == 0) {
             bad = parse_int(val, 1, 4096, &a->batch);
+        } else if (strcmp(opt, "--decode-passes") == 0) {
+            bad = parse_int(val, 0, 1000, &a->decode_passes);
+        } else if (strcmp(opt, "--read-ms") == 0) {
+            bad = parse_int(val, 0, 10000, &a->read_ms);
         } else if (strcmp(opt, "--out") == 0) {
             bad = val && *val ? 0 : -1;
             a->out_dir = val;
@@ -174,9 +188,14 @@ static int train(mlp *m, loader *ld, sp_profiler *prof, const args *a, timing *t
 
 static int start_loader(const args *a, loader **out)
 {
-    loader_config lc = {.workers = a->workers, .batch = a->batch, .dim = DIM,
-                        .classes = CLASSES, .separation = SEPARATION,
-                        .decode_passes = DECODE_PASSES, .seed = DATA_SEED};
+    loader_config lc = {.workers = a->workers,
+                        .batch = a->batch,
+                        .dim = DIM,
+                        .classes = CLASSES,
+                        .separation = SEPARATION,
+                        .decode_passes = a->decode_passes,
+                        .read_ms = a->read_ms,
+                        .seed = DATA_SEED};
     int err = loader_create(&lc, out);
     if (err) fprintf(stderr, "train_mlp: cannot start the data loader: %s\n", strerror(err));
     return err;

@@ -1140,6 +1140,50 @@ SP_API sp_line_kind sp_summary_table_line_kind(const sp_summary_table *table, si
  * destroyed. Threads: any. */
 SP_API const char *sp_summary_table_cell(const sp_summary_table *table, size_t line, size_t column);
 
+/* ---- Diagnosis and the regression gate (docs/diagnose.md) ---- */
+
+typedef enum sp_diagnose_format {
+    SP_DIAGNOSE_TEXT = 0, /* for people: one paragraph per verdict */
+    SP_DIAGNOSE_JSON = 1  /* one JSON object (docs/diagnose.md §3) */
+} sp_diagnose_format;
+
+/* Prints the verdicts on a result's steps: dataloader-, launch-, sync-,
+ * communication- or optimizer-bound, slow steps, or "no dominant
+ * bottleneck", each with its evidence (the numbers and the steps they come
+ * from) and a recommendation. The rules and their thresholds are those of
+ * docs/diagnose.md §2.
+ * Errors: SP_EINVAL (NULL result or out, unknown format), SP_ENODATA (the
+ * result has no step, i.e. no ProfileStep range: nothing is written),
+ * SP_ENOMEM, SP_EIO (write error).
+ * Threads: any (a result is immutable). */
+SP_API sp_status sp_result_diagnose(const sp_result *result, sp_diagnose_format format, FILE *out);
+
+/* What sp_result_compare_steps found. Times are medians of per-step values. */
+typedef struct sp_step_comparison {
+    size_t base_steps, new_steps; /* steps (ProfileStep ranges) of each */
+    double base_median_ns, new_median_ns;
+    double change;   /* new_median / base_median - 1; HUGE_VAL when only NEW has time */
+    double p_value;  /* one-sided Mann-Whitney U: how likely NEW's steps are this much
+                        slower by chance; 1 when not tested */
+    bool tested;     /* both have 3 steps or more, so the spread test ran */
+    bool regression; /* change > threshold and (p_value < 0.01, or not tested) */
+} sp_step_comparison;
+
+/* Compares one metric's per-step values of two results (BASE and NEW) and
+ * says whether NEW regressed by more than threshold (0.05 for 5%). metric:
+ * "step" or NULL (step time), "phase:NAME" (Dataloader, Forward, Backward,
+ * Optimization, Communication, Other, or any host event type), "op:NAME"
+ * (host ranges of that name) or "kernel:NAME" (kernels of that name); each
+ * step's value is the merged time of those ranges inside the step.
+ * Deterministic: the same two results always give the same answer.
+ * Errors: SP_EINVAL (NULL argument, negative threshold, unknown metric),
+ * SP_ENODATA (a result without steps, or a metric found in neither),
+ * SP_ENOMEM.
+ * Threads: any. */
+SP_API sp_status sp_result_compare_steps(const sp_result *base, const sp_result *changed,
+                                         const char *metric, double threshold,
+                                         sp_step_comparison *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -48,6 +48,12 @@ int sp__summary_cpu_comm(const sp__model *m, sp__spans *out);
  * with failed set). Used by the Distribution and Overview tables. */
 int sp__summary_gpu_comm(const sp__model *m, sp__spans *out);
 
+/* Every kernel, as communication (comm, the rules above) or computation
+ * (comp), one span per record, unmerged. Both must be initialised and are
+ * overwritten; returns 0, or -1 when memory ran out (both then empty with
+ * failed set). Used by the per-step breakdown (steps.h). */
+int sp__summary_gpu_split(const sp__model *m, sp__spans *comm, sp__spans *comp);
+
 /* table_opdev.c: for the Operator Summary, the device records of each
  * node's own runtime calls (not its descendants'), in §5.4 order. */
 typedef struct sp__opdev sp__opdev;

@@ -248,6 +248,19 @@ int sp__summary_gpu_comm(const sp__model *m, sp__spans *out)
     return 0;
 }
 
+int sp__summary_gpu_split(const sp__model *m, sp__spans *comm, sp__spans *comp)
+{
+    sp__spans_fini(comm);
+    sp__spans_fini(comp);
+    if (m->failed || classify_kernels(m, comm, comp) != 0) {
+        sp__spans_fini(comm);
+        sp__spans_fini(comp);
+        comm->failed = comp->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
 int sp__summary_distributed(const sp__model *m, const sp__summary_opts *o, sp__table **out)
 {
     sp__spans cpu, gpu, comm, comp, overlap;

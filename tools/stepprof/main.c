@@ -1,7 +1,7 @@
 /* main.c: `stepprof COMMAND ...`, the command-line tool over saved results:
- * summary tables, format conversion, a file overview and a before/after
- * comparison; and `stepprof run`, which profiles a program. See cli.h for
- * exit codes. */
+ * summary tables, format conversion, a file overview, a before/after
+ * comparison (and regression gate) and a diagnosis of the steps; and
+ * `stepprof run`, which profiles a program. See cli.h for exit codes. */
 #include "cli.h"
 
 #include <stdarg.h>
@@ -19,7 +19,8 @@ static const char usage[] =
     "  summary FILE          paddle's summary tables (sorting, views, time unit, ...)\n"
     "  convert FILE -o OUT   write FILE as .json, .json.gz or .pb\n"
     "  info FILE             span, threads, event counts, dropped counts, time range\n"
-    "  diff A B              per-phase and per-operator time differences, B - A\n"
+    "  diff A B              per-phase and per-operator B - A, or a regression gate\n"
+    "  diagnose FILE         what limits the steps: verdicts, evidence, advice\n"
     "  run [OPTIONS] -- CMD  run CMD with profiling switched on, no code change\n"
     "\n"
     "options:\n"
@@ -83,6 +84,7 @@ static int run(const char *cmd, int argc, char **argv)
     if (strcmp(cmd, "convert") == 0) return cli_convert(argc, argv);
     if (strcmp(cmd, "info") == 0) return cli_info(argc, argv);
     if (strcmp(cmd, "diff") == 0) return cli_diff(argc, argv);
+    if (strcmp(cmd, "diagnose") == 0) return cli_diagnose(argc, argv);
     if (strcmp(cmd, "run") == 0) return cli_run(argc, argv);
     return cli_usage_error(NULL, "unknown command '%s'", cmd);
 }

@@ -1,0 +1,109 @@
+/* test_diagnose.c: `stepprof diagnose` as a user runs it
+ * (tools/stepprof/diagnose.c): usage errors exit 2, a result without steps
+ * (host ranges only, or GPU records only) exits 1 saying so, a result with
+ * steps exits 0 with text or JSON. The verdicts themselves are tested in
+ * tests/analyze/test_diagnose.c. */
+#include "fixture.h"
+
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define US 1000ll
+
+static char dir[] = "/tmp/sp_cli_diag_XXXXXX";
+static char out_text[1 << 16], err_text[1 << 14];
+
+static void slurp(const char *name, char *buf, size_t size)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, size - 1, f) : 0;
+    if (f) fclose(f);
+    buf[n] = '\0';
+}
+
+static int cli(const char *args)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cd %s && %s %s >out 2>err", dir, SP_CLI, args);
+    int status = system(cmd);
+    slurp("out", out_text, sizeof out_text);
+    slurp("err", err_text, sizeof err_text);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void save(sp_result *r, const char *name, sp_format format)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (format == SP_FORMAT_JSON)
+        CHECK_EQ(SP_OK, sp_result_export(r, path, format));
+    else
+        CHECK_EQ(SP_OK, sp_result_export_protobuf(r, path));
+    sp_result_release(r);
+}
+
+static void make_files(void)
+{
+    static const fixture_range steps[] = {
+        {"ProfileStep#0", SP_EVENT_PROFILE_STEP, 0, 100 * US},
+        {"DataLoader", SP_EVENT_DATALOADER, 0, 60 * US},
+        {"ProfileStep#1", SP_EVENT_PROFILE_STEP, 100 * US, 200 * US},
+        {"DataLoader", SP_EVENT_DATALOADER, 100 * US, 160 * US},
+    };
+    static const fixture_range no_steps[] = {{"matmul", SP_EVENT_OPERATOR, 0, 100 * US}};
+    sp_result *r = sp__result_new();
+    fixture_add_thread(r, 1, "main", steps, 4);
+    save(r, "steps.json", SP_FORMAT_JSON);
+    r = sp__result_new();
+    fixture_add_thread(r, 1, "main", no_steps, 1);
+    save(r, "no_steps.json", SP_FORMAT_JSON);
+    r = sp__result_new();
+    fixture_add_device(r, "gemm", SP_EVENT_KERNEL, 10 * US, 20 * US, 0, 7, 1);
+    save(r, "gpu_only.pb", SP_FORMAT_AUTO);
+}
+
+static void test_diagnose_cli_usage(void)
+{
+    CHECK_EQ(2, cli("diagnose"));
+    CHECK(strstr(err_text, "FILE missing") != NULL);
+    CHECK_EQ(2, cli("diagnose --bogus steps.json"));
+    CHECK_EQ(2, cli("diagnose --json=yes steps.json"));
+    CHECK(strstr(err_text, "--json takes no value") != NULL);
+    CHECK_EQ(2, cli("diagnose steps.json steps.json"));
+    CHECK_EQ(0, cli("diagnose --help"));
+    CHECK(strncmp(out_text, "usage: stepprof diagnose", 24) == 0);
+    CHECK_EQ(0, cli("--help"));
+    CHECK(strstr(out_text, "  diagnose FILE") != NULL);
+}
+
+static void test_diagnose_cli_results(void)
+{
+    CHECK_EQ(0, cli("diagnose steps.json"));
+    CHECK(strstr(out_text, "Diagnosis of 2 steps (#0 to #1)") != NULL);
+    CHECK(strstr(out_text, "\ndataloader-bound\n") != NULL);
+    CHECK_EQ(0, cli("diagnose --json steps.json"));
+    CHECK(strncmp(out_text, "{\"steps\": 2,", 12) == 0);
+    CHECK(strstr(out_text, "\"id\": \"dataloader_bound\"") != NULL);
+    CHECK_EQ(1, cli("diagnose no_steps.json"));
+    CHECK(strstr(err_text, "no_steps.json: no steps recorded") != NULL);
+    CHECK_EQ('\0', out_text[0]);
+    CHECK_EQ(1, cli("diagnose --json gpu_only.pb"));
+    CHECK(strstr(err_text, "gpu_only.pb: no steps recorded") != NULL);
+    CHECK_EQ('\0', out_text[0]);
+    CHECK_EQ(1, cli("diagnose missing.json"));
+}
+
+int main(void)
+{
+    CHECK(mkdtemp(dir) != NULL);
+    make_files();
+    RUN_TEST(test_diagnose_cli_usage);
+    RUN_TEST(test_diagnose_cli_results);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK_EQ(0, system(cmd));
+    return TEST_SUMMARY();
+}
