@@ -10,12 +10,13 @@ one line saying so and exits 0, leaving the doc as it is: CI and the development
 run it that way.
 
 Usage: gpu_check.py [--build DIR] [--python PY] [--doc FILE] [--logs DIR]
-                    [--budget-s N] [--only NAME,...]
+                    [--budget-s N] [--only NAME,...] [--probe]
   --build   the CMake build tree holding gpu_train, bench_gpu, the CLI, the tests (build)
   --python  a Python with torch (CUDA) and stepprof installed (default: this one)
   --logs    where each check's output and traces go (build/gpu-check)
   --budget-s  the whole run's time budget; a check that would not fit is skipped (420)
-Exits 0 when no check failed, 1 otherwise. Standard library only.
+  --probe   only look for a GPU: exit 0 with one, else print the line and exit 3
+Exits 0 when no check failed (or there is no GPU), 1 otherwise. Standard library only.
 """
 import argparse
 import datetime
@@ -176,12 +177,16 @@ def main(argv=None):
     ap.add_argument("--logs", default=None)
     ap.add_argument("--budget-s", type=float, default=420.0)
     ap.add_argument("--only", default="", help="comma-separated check names (default: all)")
+    ap.add_argument("--probe", action="store_true",
+                    help="only say whether there is a GPU: exit 0 if so, else print the line and exit 3")
     args = ap.parse_args(argv)
 
     rows, why = visible_gpus()
     if not rows:
         print(f"gpu-check: no GPU on this machine ({why}); nothing was run and "
               f"{os.path.relpath(args.doc, ROOT)} is unchanged")
+        return 3 if args.probe else 0
+    if args.probe:
         return 0
     args.logs = args.logs or os.path.join(args.build, "gpu-check")
     os.makedirs(args.logs, exist_ok=True)
