@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""test_gpu_check.py: `make gpu-check` (tools/gpu_check) without a GPU (ctest
+tools_device_check). The report writer on synthetic results: the exact markdown of a
+section (pass, fail with its reason, skipped with its reason, a pipe in a figure), a
+new section placed on top of the earlier ones, which stay byte for byte. Without a GPU,
+`make gpu-check` and gpu_check.py print one line, exit 0 and leave the doc as it was.
+With a stand-in nvidia-smi, a run of the checks that need nothing else writes a dated
+section of skipped rows on top of a copy of the doc. The carry preparation lists the
+files the tests of `ctest -R gpu` need, and, where the GPU programs are built, makes a
+folder holding them under its size limit. Nothing is timed. Standard library only.
+Usage: test_gpu_check.py [BUILD_DIR]
+"""
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.dont_write_bytecode = True
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TOOL = os.path.join(ROOT, "tools", "gpu_check")
+sys.path.insert(0, TOOL)
+import carry  # noqa: E402
+import report  # noqa: E402
+from report import FAIL, PASS, SKIP, Result  # noqa: E402
+
+BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else os.path.join(ROOT, "build")
+DOC = os.path.join(ROOT, "docs", "gpu-verification.md")
+
+MACHINE = {"gpu": "NVIDIA H100 80GB HBM3", "driver": "580.159.04", "cuda": "13.0 (driver), nvcc 13.0.88",
+           "torch": "2.11.0+cu130 (CUDA 13.0)", "cupti": "`/usr/local/cuda/lib64/libcupti.so` (API version 130001)",
+           "commit": "at commit 0123456789ab", "seconds": "301"}
+RESULTS = [Result("gpu_train's trace", PASS, "50 kernels, 10 memcpys"),
+           Result("compute-bound overhead", FAIL, "1.020x | CPU only 1.001x", "over 1.01x"),
+           Result("refusal under nsys", SKIP, why="nsys is not on PATH")]
+SECTION = """## 2026-11-27: `make gpu-check` on NVIDIA H100 80GB HBM3
+
+Machine: NVIDIA H100 80GB HBM3, driver 580.159.04, CUDA 13.0 (driver), nvcc 13.0.88, torch 2.11.0+cu130 \
+(CUDA 13.0), CUPTI `/usr/local/cuda/lib64/libcupti.so` (API version 130001). stepprof at commit 0123456789ab.
+
+3 checks in 301 s: 1 passed, 1 failed, 1 skipped.
+
+| check | figure | verdict |
+|---|---|---|
+| gpu_train's trace | 50 kernels, 10 memcpys | pass |
+| compute-bound overhead | 1.020x \\| CPU only 1.001x | **fail**: over 1.01x |
+| refusal under nsys | - | skipped: nsys is not on PATH |
+"""
+HEAD = "# GPU verification\n\nHow to run: make gpu-check.\n\n"
+EARLIER = "## 2026-11-26: first run on a real GPU\n\n| check | result | verdict |\n|---|---|---|\n| a | b | pass |\n"
+
+
+def digest(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+class ReportTest(unittest.TestCase):
+    def test_report_section_is_exact(self):
+        self.assertEqual(SECTION, report.section("2026-11-27", MACHINE, RESULTS))
+
+    def test_report_note_and_unknowns(self):
+        text = report.section("2026-11-27", {"gpu": "G"}, [], note="cut\nshort")
+        self.assertIn("Machine: G, driver unknown, CUDA unknown, torch unknown, CUPTI unknown.", text)
+        self.assertIn("0 checks in unknown s: 0 passed, 0 failed, 0 skipped.\n\ncut short\n\n| check", text)
+
+    def test_report_insert_keeps_head_and_earlier_sections(self):
+        doc = report.insert(HEAD + EARLIER, SECTION)
+        self.assertEqual(HEAD + SECTION + "\n" + EARLIER, doc)
+        later = report.section("2026-11-28", MACHINE, RESULTS[:1])
+        again = report.insert(doc, later)
+        self.assertTrue(again.startswith(HEAD + later + "\n" + SECTION))
+        self.assertTrue(again.endswith(EARLIER))
+
+    def test_report_insert_without_dated_sections_appends(self):
+        self.assertEqual(HEAD + SECTION, report.insert(HEAD, SECTION))
+        self.assertEqual("# T\n\n" + SECTION, report.insert("# T", SECTION))
+
+    def test_report_skip_needs_a_reason(self):
+        with self.assertRaises(ValueError):
+            Result("x", SKIP)
+        with self.assertRaises(ValueError):
+            Result("x", "maybe")
+
+    def test_report_the_real_doc_has_a_head_and_dated_sections(self):
+        with open(DOC, encoding="utf-8") as f:
+            doc = f.read()
+        self.assertTrue(doc.startswith("# GPU verification\n"))
+        self.assertIsNotNone(report.DATED.search(doc))
+
+
+class NoGpuTest(unittest.TestCase):
+    def env(self):
+        return dict(os.environ, CUDA_VISIBLE_DEVICES="")
+
+    def test_make_gpu_check_without_gpu_changes_nothing(self):
+        if not shutil.which("make"):
+            self.skipTest("make is not installed")
+        before = digest(DOC)
+        p = subprocess.run(["make", "-s", "--no-print-directory", "-C", ROOT, "gpu-check"], env=self.env(),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+        self.assertEqual(0, p.returncode, p.stdout)
+        lines = p.stdout.strip().splitlines()
+        self.assertEqual(1, len(lines), p.stdout)
+        self.assertTrue(lines[0].startswith("gpu-check: no GPU on this machine"), lines[0])
+        self.assertIn("docs/gpu-verification.md is unchanged", lines[0])
+        self.assertEqual(before, digest(DOC))
+
+    def test_gpu_check_without_gpu_exits_0_and_probe_exits_3(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            doc = os.path.join(tmp, "doc.md")
+            shutil.copy(DOC, doc)
+            before = digest(doc)
+            for args, code in (([], 0), (["--probe"], 3)):
+                p = subprocess.run([sys.executable, "-B", os.path.join(TOOL, "gpu_check.py"), "--doc", doc] + args,
+                                   env=self.env(), stdout=subprocess.PIPE, text=True, timeout=120)
+                self.assertEqual(code, p.returncode, p.stdout)
+                self.assertIn("no GPU on this machine (CUDA_VISIBLE_DEVICES='' hides every GPU)", p.stdout)
+            self.assertEqual(before, digest(doc))
+            self.assertEqual(["doc.md"], os.listdir(tmp))
+
+
+class FakeGpuTest(unittest.TestCase):
+    def test_gpu_check_with_a_gpu_writes_a_section_on_top(self):
+        """A stand-in nvidia-smi lists one GPU; the checks run are those that
+        need no program (each skips, saying why), into a copy of the doc."""
+        with tempfile.TemporaryDirectory() as tmp:
+            bindir = os.path.join(tmp, "bin")
+            os.makedirs(bindir)
+            smi = os.path.join(bindir, "nvidia-smi")
+            with open(smi, "w", encoding="utf-8") as f:
+                f.write('#!/bin/sh\ncase "$1" in --query-gpu=*) echo "Test GPU, 1.2.3";;\n'
+                        '*) echo "| Driver Version: 1.2.3   CUDA Version: 13.0 |";; esac\n')
+            os.chmod(smi, 0o755)
+            doc = os.path.join(tmp, "doc.md")
+            shutil.copy(DOC, doc)
+            with open(doc, encoding="utf-8") as f:
+                before = f.read()
+            env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""))
+            env.pop("CUDA_VISIBLE_DEVICES", None)
+            p = subprocess.run([sys.executable, "-B", os.path.join(TOOL, "gpu_check.py"), "--doc", doc,
+                                "--build", os.path.join(tmp, "no-build"), "--logs", os.path.join(tmp, "logs"),
+                                "--only", "nccl,cupti_null_buffer,paddle"],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
+            self.assertEqual(0, p.returncode, p.stdout)
+            with open(doc, encoding="utf-8") as f:
+                after = f.read()
+            m = report.DATED.search(after)
+            head = before[:report.DATED.search(before).start()]
+            self.assertEqual(head, after[:m.start()])
+            self.assertTrue(after.endswith(before[len(head):]))
+            new = after[m.start():len(after) - len(before) + len(head)]
+            self.assertRegex(new, r"^## \d{4}-\d{2}-\d{2}: `make gpu-check` on Test GPU\n")
+            self.assertIn("Machine: Test GPU, driver 1.2.3, CUDA 13.0 (driver)", new)
+            self.assertIn("3 checks in ", new)
+            self.assertIn("0 passed, 0 failed, 3 skipped.", new)
+            self.assertIn("| NCCL collectives on two GPUs typed as communication | - | skipped: needs two GPUs; "
+                          "this machine has 1 |", new)
+            self.assertIn("| CUPTI API 27's NULL buffer", new)
+            self.assertIn("| paddle on the GPU: kernels charged to paddle's operators | - | skipped: paddle ", new)
+
+
+class CarryTest(unittest.TestCase):
+    def test_carry_lists_test_files_and_programs(self):
+        with tempfile.TemporaryDirectory() as build:
+            os.makedirs(os.path.join(build, "tests", "fake", "out"))
+            for f in ("tests/prog", "tests/fake/libcuda.so.1"):
+                open(os.path.join(build, f), "w").close()
+            tests = [{"command": [os.path.join(build, "tests", "prog"), "x"]},
+                     {"command": ["/usr/bin/python3", "/src/check.py", os.path.join(build, "tests", "prog"),
+                                  os.path.join(build, "tests", "fake", "out")],
+                      "properties": [{"name": "ENVIRONMENT",
+                                      "value": ["LD_LIBRARY_PATH=" + os.path.join(build, "tests", "fake"),
+                                                "CUDA_HOME=/nonexistent"]}]}]
+            inside, outside = carry.test_paths(tests, build)
+            self.assertEqual({"tests/prog", "tests/fake"}, inside)  # the output folder is not carried
+            self.assertEqual({"/usr/bin/python3"}, outside)
+
+    def test_carry_prepares_the_folder_under_its_limit(self):
+        missing = [n for n in carry.NEEDED if not os.path.exists(os.path.join(BUILD, n))]
+        if missing or not os.path.exists(os.path.join(BUILD, "CMakeCache.txt")) or not shutil.which("ctest"):
+            self.skipTest(f"the GPU programs are not built in {BUILD} (no nvcc?): {missing}")
+        with tempfile.TemporaryDirectory() as tmp:
+            dest = os.path.join(tmp, "carry")
+            self.assertEqual([], carry.prepare(BUILD, dest, 40))
+            for f in ("build/examples/gpu_train", "build/bench/bench_gpu", "build/tests/gpu_nvtx_cuda_prog",
+                      "build/stepprof", "build/libstepprof_nvtx.so", "build/python-inject/sitecustomize.py",
+                      "build/CTestTestfile.cmake", "build/tests/CTestTestfile.cmake",
+                      "build/tests/gpu_test_cupti_load", "build/tests/gpu_live_gpu",
+                      "build/tests/fake_cuda_lib/libcupti.so", "gen/nodetree.pb-c.c", "gen/nodetree.pb-c.h",
+                      "lib/libprotobuf-c.so.1", "include/protobuf-c/protobuf-c.h", "origin", "programs", "commit"):
+                self.assertTrue(os.path.exists(os.path.join(dest, f)), f)
+            with open(os.path.join(dest, "origin"), encoding="utf-8") as f:
+                self.assertEqual(os.path.realpath(BUILD), os.path.realpath(f.read().split("\n")[1]))
+            self.assertLess(carry.size_bytes(dest), 40 << 20)
+            self.assertEqual([f"{dest} holds"], [p[:len(dest) + 6] for p in carry.prepare(BUILD, dest, 0.001)])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
