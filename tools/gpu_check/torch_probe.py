@@ -14,7 +14,9 @@ with one line "probe: {json}" holding what the traces show, which gpu_check.py j
                in the parent; each child must warn and record the CPU only
 
 Usage: torch_probe.py MODE OUT_DIR. Exits 0 when it could run (the verdict is
-gpu_check.py's), 77 without torch or a CUDA device, 1 on an error.
+gpu_check.py's), 77 without torch or a CUDA device, 1 on an error. With
+GPU_CHECK_PROBE_DEVICE=cpu the MLP runs on the CPU: only for trying the probe's own
+code on a machine without a GPU (tests/python/test_gpu_check_probe.py).
 """
 import collections
 import gzip
@@ -26,6 +28,7 @@ import warnings
 
 STEPS = 3
 WARMUP = 3
+DEVICE = os.environ.get("GPU_CHECK_PROBE_DEVICE", "cuda")
 # The API calls stepprof turns off per callback id (src/gpu/cupti_records.c).
 NOISY = {"cudaGetDevice", "cudaGetLastError", "cudaPeekAtLastError", "cudaStreamIsCapturing",
          "cuCtxGetCurrent", "cuDevicePrimaryCtxGetState", "cuKernelGetAttribute",
@@ -96,17 +99,18 @@ class Mlp:
         torch.manual_seed(0)
         self.torch = torch
         self.model = nn.Sequential(nn.Linear(1024, 2048), nn.ReLU(), nn.Linear(2048, 1024), nn.ReLU(),
-                                   nn.Linear(1024, 10)).cuda()
+                                   nn.Linear(1024, 10)).to(DEVICE)
         self.opt = torch.optim.SGD(self.model.parameters(), lr=0.01)
-        self.x = torch.randn(512, 1024, device="cuda")
-        self.y = torch.randint(0, 10, (512,), device="cuda")
+        self.x = torch.randn(512, 1024, device=DEVICE)
+        self.y = torch.randint(0, 10, (512,), device=DEVICE)
 
     def step(self):
         self.opt.zero_grad(set_to_none=True)
         loss = self.torch.nn.functional.cross_entropy(self.model(self.x), self.y)
         loss.backward()
         self.opt.step()
-        self.torch.cuda.synchronize()
+        if DEVICE == "cuda":
+            self.torch.cuda.synchronize()
 
 
 def activities(module):
@@ -219,7 +223,7 @@ def main(argv):
     except ImportError:
         print("torch_probe: torch is not installed in this Python")
         return 77
-    if not torch.cuda.is_available():
+    if DEVICE == "cuda" and not torch.cuda.is_available():
         print("torch_probe: torch finds no CUDA device")
         return 77
     import stepprof.torch_profiler as sp
@@ -228,7 +232,7 @@ def main(argv):
     result = MODES[argv[1]](torch, sp, argv[2])
     result["torch_version"] = torch.__version__
     result["torch_cuda"] = torch.version.cuda
-    result["device"] = torch.cuda.get_device_name(0)
+    result["device"] = torch.cuda.get_device_name(0) if DEVICE == "cuda" else DEVICE
     print("probe: " + json.dumps(result, sort_keys=True))
     return 0
 
