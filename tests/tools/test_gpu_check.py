@@ -7,10 +7,13 @@ new section placed on top of the earlier ones, which stay byte for byte. Without
 With a stand-in nvidia-smi, a run of the checks that need nothing else writes a dated
 section of skipped rows on top of a copy of the doc. The carry preparation lists the
 files the tests of `ctest -R gpu` need, and, where the GPU programs are built, makes a
-folder holding them under its size limit. Nothing is timed. Standard library only.
+folder holding them under its size limit. The checks' verdicts on canned program output
+(a stand-in for Context.run): a passing and a failing torch capture, the refusals, the
+overhead targets, ctest's and pytest's totals. Nothing is timed. Standard library only.
 Usage: test_gpu_check.py [BUILD_DIR]
 """
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -23,6 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 TOOL = os.path.join(ROOT, "tools", "gpu_check")
 sys.path.insert(0, TOOL)
 import carry  # noqa: E402
+import checks  # noqa: E402
 import report  # noqa: E402
 from report import FAIL, PASS, SKIP, Result  # noqa: E402
 
@@ -160,6 +164,127 @@ class FakeGpuTest(unittest.TestCase):
                           "this machine has 1 |", new)
             self.assertIn("| CUPTI API 27's NULL buffer", new)
             self.assertIn("| paddle on the GPU: kernels charged to paddle's operators | - | skipped: paddle ", new)
+
+
+def facts(**over):
+    f = {"kernels": 45, "kernel_us": 400.0, "cpu_ops": 300, "mangled": 0, "at_native": 30,
+         "example_name": "void at::native::vectorized_elementwise_kernel<4>(...)", "no_external_id": 0,
+         "not_aten": {}, "not_aten_total": 0, "api_calls": 90, "noisy": {}, "unnamed_api": 0}
+    f.update(over)
+    return f
+
+
+class FakeCtx:
+    """Context as the checks see it, with each command's output given."""
+
+    def __init__(self, outputs, build="/nonexistent-build"):
+        self.outputs, self.build, self.python, self.logs = outputs, build, "python3", "/nonexistent-logs"
+        self.cupti = {"path": "/x/libcupti.so", "version": 130001, "per_cbid": True}
+        self.gpu_count = 1
+        self.ran = []
+
+    def run(self, name, cmd, timeout_s, env=None, cwd=None):
+        self.ran.append(name)
+        return self.outputs[name]
+
+    def path(self, *parts):
+        return os.path.join(self.build, *parts)
+
+    def left_s(self):
+        return 300.0
+
+    def say(self, text):
+        pass
+
+
+def probe_out(result):
+    return 0, "torch noise\nprobe: " + json.dumps(result) + "\n"
+
+
+class ChecksTest(unittest.TestCase):
+    def test_checks_torch_capture_passes_when_both_profilers_agree(self):
+        ctx = FakeCtx({"torch_capture": probe_out({"stepprof": facts(), "torch": facts(kernel_us=420.0,
+                                                   noisy={"cudaGetLastError": 40}), "warnings": []})})
+        got = checks.torch_capture(ctx)
+        self.assertEqual([PASS] * 5, [r.verdict for r in got], got)
+        self.assertIn("stepprof 45 kernels, 400.0 us; torch.profiler 45 kernels, 420.0 us (4.8% apart)", got[0].figure)
+        self.assertIn("{'cudaGetLastError': 40}", got[4].figure)
+
+    def test_checks_torch_capture_fails_each_broken_part(self):
+        bad = facts(kernels=44, mangled=3, at_native=0, no_external_id=2, noisy={"cudaGetDevice": 5})
+        ctx = FakeCtx({"torch_capture": probe_out({"stepprof": bad, "torch": facts(kernels=0), "warnings": []})})
+        got = checks.torch_capture(ctx)
+        self.assertEqual([FAIL] * 5, [r.verdict for r in got], got)
+
+    def test_checks_torch_probe_without_cuda_skips_and_a_crash_fails(self):
+        got = checks.torch_capture(FakeCtx({"torch_capture": (77, "torch_probe: torch finds no CUDA device\n")}))
+        self.assertEqual([SKIP] * 5, [r.verdict for r in got])
+        self.assertIn("torch finds no CUDA device", got[0].why)
+        got = checks.under_torch(FakeCtx({"torch_under_torch": (None, "Traceback\n[gpu-check: killed after 150 s]\n")}))
+        self.assertEqual(FAIL, got[0].verdict)
+        self.assertTrue(got[0].why.startswith("timed out"), got[0].why)
+
+    def test_checks_refusals(self):
+        line = "Profiling GPU is not supported in current context: another CUPTI client (nsys, ...) holds it"
+        ok = {"warnings": [line], "stepprof": facts(kernels=0), "torch": facts()}
+        self.assertEqual(PASS, checks.under_torch(FakeCtx({"torch_under_torch": probe_out(ok)}))[0].verdict)
+        recorded = dict(ok, warnings=[])
+        self.assertEqual(FAIL, checks.under_torch(FakeCtx({"torch_under_torch": probe_out(recorded)}))[0].verdict)
+        child = {"exit": 0, "trace": facts(kernels=0, cpu_ops=12)}
+        forked = {"after_span": dict(child, warnings=["Profiling GPU is not supported in current context: this "
+                                                      "process was forked from one that had loaded CUDA"]),
+                  "no_profiler": dict(child, warnings=["Profiling GPU is not supported in current context: x"])}
+        self.assertEqual(PASS, checks.fork(FakeCtx({"torch_fork": probe_out(forked)}))[0].verdict)
+        forked["no_profiler"] = {"error": "the child did not finish in 60 s (killed)"}
+        got = checks.fork(FakeCtx({"torch_fork": probe_out(forked)}))[0]
+        self.assertEqual(FAIL, got.verdict)
+        self.assertIn("no profiler before the fork: the child did not finish", got.figure)
+
+    def test_checks_overhead_targets(self):
+        with tempfile.TemporaryDirectory() as build:
+            os.makedirs(os.path.join(build, "bench"))
+            open(os.path.join(build, "bench", "bench_gpu"), "w").close()
+            launch = ("metric gpu_launch_untraced 3559.0 ns min 1 max 2\nmetric gpu_launch_traced 7168.0 ns\n"
+                      "metric gpu_launch_traced_cpu 3651.0 ns\nmetric gpu_trace_overhead 2.014 x\n")
+            torch_out = ("metric torch_launch_untraced 7353.0 ns\nmetric torch_launch_traced 12219.0 ns\n"
+                         "metric torch_trace_overhead 1.662 x\n")
+            got = checks.bench_launch(FakeCtx({"bench_gpu_launch": (0, launch), "bench_gpu_torch": (0, torch_out)},
+                                              build))[0]
+            self.assertEqual(FAIL, got.verdict)
+            self.assertIn("2.01x (CPU target only 1.03x); torch.profiler 12,219 against 7,353 ns per add_: 1.66x",
+                          got.figure)
+            got = checks.bench_launch(FakeCtx({"bench_gpu_launch": (0, launch),
+                                               "bench_gpu_torch": (0, "skip: torch finds no CUDA device\n")}, build))[0]
+            self.assertEqual(SKIP, got.verdict)
+            compute = ("metric gpu_compute_untraced 500000.0 ns\nmetric gpu_compute_traced 504000.0 ns\n"
+                       "metric gpu_compute_traced_cpu 500100.0 ns\nmetric gpu_compute_overhead {} x\n")
+            for ratio, verdict in (("1.008", PASS), ("1.020", FAIL)):
+                got = checks.bench_compute(FakeCtx({"bench_gpu_compute": (0, compute.format(ratio))}, build))[0]
+                self.assertEqual(verdict, got.verdict, got)
+            self.assertIn("504.0 us per kernel traced (CPU+GPU) against 500.0 untraced: 1.020x", got.figure)
+
+    def test_checks_missing_programs_skip(self):
+        ctx = FakeCtx({})
+        for fn in (checks.gpu_train, checks.nvtx, checks.bench_launch, checks.bench_compute):
+            for r in fn(ctx):
+                self.assertEqual(SKIP, r.verdict, r)
+                self.assertIn("not built", r.why)
+        self.assertEqual([], ctx.ran)
+
+    def test_checks_ctest_and_pytest_totals(self):
+        with tempfile.TemporaryDirectory() as build:
+            open(os.path.join(build, "CTestTestfile.cmake"), "w").close()
+            out = ("95% tests passed, 1 tests failed out of 20\n\nThe following tests did not run:\n"
+                   "\t 48 - gpu_test_names (Skipped)\n\nThe following tests FAILED:\n"
+                   "\t 87 - gpu_example_trace (Failed)\n")
+            if shutil.which("ctest"):
+                got = checks.ctest_gpu(FakeCtx({"ctest_gpu": (8, out)}, build))[0]
+                self.assertEqual(FAIL, got.verdict)
+                self.assertEqual("20 tests, 1 failed: gpu_example_trace; 1 skipped: gpu_test_names", got.figure)
+        got = checks.python_tests(FakeCtx({"python_tests": (0, "....\n250 passed, 12 skipped in 95.31s\n")}))[0]
+        self.assertEqual((PASS, "250 passed, 12 skipped in 95.31s"), (got.verdict, got.figure))
+        got = checks.python_tests(FakeCtx({"python_tests": (None, "...\n[gpu-check: killed after 150 s]\n")}))[0]
+        self.assertEqual(FAIL, got.verdict)
 
 
 class CarryTest(unittest.TestCase):

@@ -77,6 +77,7 @@ def facts(path):
         "example_name": next((n for n in names if "at::native" in n), names[0] if names else ""),
         "no_external_id": no_ext,
         "not_aten": dict(not_aten.most_common(5)),
+        "not_aten_total": sum(not_aten.values()),
         "api_calls": len(api),
         "noisy": dict(collections.Counter(base_name(e.get("name", "")) for e in api
                                           if base_name(e.get("name", "")) in NOISY)),
