@@ -281,10 +281,14 @@ class ChecksTest(unittest.TestCase):
                 got = checks.ctest_gpu(FakeCtx({"ctest_gpu": (8, out)}, build))[0]
                 self.assertEqual(FAIL, got.verdict)
                 self.assertEqual("20 tests, 1 failed: gpu_example_trace; 1 skipped: gpu_test_names", got.figure)
-        got = checks.python_tests(FakeCtx({"python_tests": (0, "....\n250 passed, 12 skipped in 95.31s\n")}))[0]
+        no_xdist = (1, "ModuleNotFoundError: No module named 'xdist'\n")
+        got = checks.python_tests(FakeCtx({"python_tests": (0, "....\n250 passed, 12 skipped in 95.31s\n"),
+                                           "python_tests_xdist": no_xdist}))[0]
         self.assertEqual((PASS, "250 passed, 12 skipped in 95.31s"), (got.verdict, got.figure))
-        got = checks.python_tests(FakeCtx({"python_tests": (None, "...\n[gpu-check: killed after 150 s]\n")}))[0]
+        got = checks.python_tests(FakeCtx({"python_tests": (None, "...\n[gpu-check: killed after 150 s]\n"),
+                                           "python_tests_xdist": (0, "")}))[0]
         self.assertEqual(FAIL, got.verdict)
+        self.assertIn("pytest-xdist", got.figure)
 
 
 class CarryTest(unittest.TestCase):

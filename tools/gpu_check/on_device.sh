@@ -17,14 +17,14 @@
 #      with the run's log and a tarball of every check's output.
 #
 # The whole run must end well inside the device's 10 minutes per command: the checks
-# get GPU_CHECK_BUDGET_S (330) seconds, the install about a minute.
+# get GPU_CHECK_BUDGET_S (300) seconds, the install about a minute.
 # Usage, from the repository root: sh tools/gpu_check/on_device.sh
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 C=.devcarry
 OUT=${OUT:-/tmp/gpu-check-out}
 PY=${PY:-python3}
-BUDGET=${GPU_CHECK_BUDGET_S:-330}
+BUDGET=${GPU_CHECK_BUDGET_S:-300}
 mkdir -p "$OUT"
 if [ ! -d "$C/build" ]; then
     echo "on_device: no $C/build here: run make gpu-carry on the development machine and name $C in carry"
