@@ -60,7 +60,8 @@ __global__ void empty_kernel(void) {}
 __global__ void compute_kernel(float seed, float *sink)
 {
     float a = seed + (float)threadIdx.x, b = 0.999f;
-    for (int i = 0; i < COMPUTE_FMAS; i++) a = fmaf(a, b, 0.001f);
+    for (int i = 0; i < COMPUTE_FMAS; i++)
+        a = fmaf(a, b, 0.001f);
     if (a == 12345.678f) sink[threadIdx.x] = a;
 }
 
@@ -80,10 +81,15 @@ typedef struct loop {
     int trials, launches, warmup, compute;
 } loop;
 
-static const loop LAUNCH_LOOP = {"launch", "gpu_launch", "empty-kernel launches", TRIALS, LAUNCHES,
-                                 WARMUP_LAUNCHES, 0};
-static const loop COMPUTE_LOOP = {"compute", "gpu_compute", "compute kernels (about 0.5 ms each)",
-                                  COMPUTE_TRIALS, COMPUTE_LAUNCHES, COMPUTE_WARMUP, 1};
+static const loop LAUNCH_LOOP = {
+    "launch", "gpu_launch", "empty-kernel launches", TRIALS, LAUNCHES, WARMUP_LAUNCHES, 0};
+static const loop COMPUTE_LOOP = {"compute",
+                                  "gpu_compute",
+                                  "compute kernels (about 0.5 ms each)",
+                                  COMPUTE_TRIALS,
+                                  COMPUTE_LAUNCHES,
+                                  COMPUTE_WARMUP,
+                                  1};
 
 /* Launches n kernels of the loop's kind, each in an Operator range, and
  * waits for them; returns ns per launch. */
@@ -211,7 +217,8 @@ static int measure(const loop *l, const char *device)
     launch_loop(l, l->warmup); /* context, module load, clocks */
 
     double untraced[TRIALS], traced[TRIALS], traced_cpu[TRIALS]; /* TRIALS: the most trials */
-    for (int t = 0; t < l->trials; t++) untraced[t] = launch_loop(l, l->launches);
+    for (int t = 0; t < l->trials; t++)
+        untraced[t] = launch_loop(l, l->launches);
 
     long kernels_cpu = 0, kernels_gpu = 0;
     if (traced_trials(l, SP_TARGET_CPU, traced_cpu, &kernels_cpu) != 0) return 1;

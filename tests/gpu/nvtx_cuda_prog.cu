@@ -44,7 +44,8 @@ int main(void)
         return 77;
     }
     float *x = NULL;
-    if (cudaMalloc(&x, N * sizeof *x) != cudaSuccess || cudaMemset(x, 0, N * sizeof *x) != cudaSuccess)
+    if (cudaMalloc(&x, N * sizeof *x) != cudaSuccess ||
+        cudaMemset(x, 0, N * sizeof *x) != cudaSuccess)
         return 1;
     for (int step = 0; step < STEPS; step++) {
         nvtxRangePushA("step");
