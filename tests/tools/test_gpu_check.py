@@ -5,7 +5,8 @@ section (pass, fail with its reason, skipped with its reason, a pipe in a figure
 new section placed on top of the earlier ones, which stay byte for byte. Without a GPU,
 `make gpu-check` and gpu_check.py print one line, exit 0 and leave the doc as it was.
 With a stand-in nvidia-smi, a run of the checks that need nothing else writes a dated
-section of skipped rows on top of a copy of the doc. The carry preparation lists the
+section of skipped rows on top of a copy of the doc, and a run stopped midway leaves the
+rows it had with a line saying so. The carry preparation lists the
 files the tests of `ctest -R gpu` need, and, where the GPU programs are built, makes a
 folder holding them under its size limit. The checks' verdicts on canned program output
 (a stand-in for Context.run): a passing and a failing torch capture, the refusals, the
@@ -289,6 +290,45 @@ class ChecksTest(unittest.TestCase):
                                            "python_tests_xdist": (0, "")}))[0]
         self.assertEqual(FAIL, got.verdict)
         self.assertIn("pytest-xdist", got.figure)
+
+
+class StoppedRunTest(unittest.TestCase):
+    def test_gpu_check_killed_mid_run_leaves_what_it_found(self):
+        """The doc is rewritten after each check, with a line saying the run is
+        incomplete; a run that ends drops the line."""
+        import gpu_check
+        saved = gpu_check.visible_gpus, gpu_check.machine_facts, checks.CHECKS
+
+        def stopped(ctx):
+            raise SystemExit("killed")
+
+        try:
+            gpu_check.visible_gpus = lambda: (["Test GPU, 1.0"], "")
+            gpu_check.machine_facts = lambda ctx, rows: {"gpu": "Test GPU"}
+            with tempfile.TemporaryDirectory() as tmp:
+                doc = os.path.join(tmp, "doc.md")
+                with open(doc, "w", encoding="utf-8") as f:
+                    f.write(HEAD + EARLIER)
+                argv = ["--doc", doc, "--logs", os.path.join(tmp, "logs"), "--build", tmp]
+                checks.CHECKS = [("first", lambda ctx: [Result("first check", PASS, "1 kernel")]),
+                                 ("second", stopped)]
+                with self.assertRaises(SystemExit):
+                    gpu_check.main(argv)
+                with open(doc, encoding="utf-8") as f:
+                    text = f.read()
+                self.assertIn("| first check | 1 kernel | pass |", text)
+                self.assertIn(gpu_check.CUT_SHORT, text)
+                self.assertTrue(text.startswith(HEAD) and text.endswith(EARLIER))
+                checks.CHECKS = checks.CHECKS[:1]
+                with open(doc, "w", encoding="utf-8") as f:
+                    f.write(HEAD + EARLIER)
+                self.assertEqual(0, gpu_check.main(argv))
+                with open(doc, encoding="utf-8") as f:
+                    text = f.read()
+                self.assertNotIn(gpu_check.CUT_SHORT, text)
+                self.assertEqual(1, text.count("| first check | 1 kernel | pass |"))
+        finally:
+            gpu_check.visible_gpus, gpu_check.machine_facts, checks.CHECKS = saved
 
 
 class CarryTest(unittest.TestCase):

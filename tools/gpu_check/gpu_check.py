@@ -162,9 +162,12 @@ def commit_text():
     return "at an unknown commit"
 
 
-def write_doc(path, date, machine, results, note=""):
-    with open(path, encoding="utf-8") as f:
-        doc = f.read()
+CUT_SHORT = ("This run is incomplete: it was stopped before the checks after the last row "
+             "(the file is rewritten after each check, and this line goes when the run ends).")
+
+
+def write_doc(path, doc, date, machine, results, note=""):
+    """Writes doc (the file as it was before the run) with the run's section on top."""
     with open(path, "w", encoding="utf-8") as f:
         f.write(report.insert(doc, report.section(date, machine, results, note)))
 
@@ -200,6 +203,8 @@ def main(argv=None):
         ctx.say(f"gpu-check: machine {machine}")
         date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
         wanted = {n for n in args.only.split(",") if n}
+        with open(args.doc, encoding="utf-8") as f:
+            doc = f.read()
         for name, fn in checks.CHECKS:
             if wanted and name not in wanted:
                 continue
@@ -213,8 +218,11 @@ def main(argv=None):
             for r in got:
                 ctx.say(f"gpu-check: {r.verdict:7s} {r.name}: {r.figure} {r.why}")
             results += got
+            # Kept current, so that a run killed from outside leaves what it found.
+            machine["seconds"] = f"{time.monotonic() - t0:.0f}"
+            write_doc(args.doc, doc, date, machine, results, CUT_SHORT)
         machine["seconds"] = f"{time.monotonic() - t0:.0f}"
-        write_doc(args.doc, date, machine, results)
+        write_doc(args.doc, doc, date, machine, results)
         failed = sum(1 for r in results if r.verdict == report.FAIL)
         ctx.say(f"gpu-check: {len(results)} checks, {failed} failed; "
                 f"{os.path.relpath(args.doc, ROOT)} has the new section; logs in {ctx.logs}")
