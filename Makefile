@@ -62,6 +62,23 @@ gpu-demo: build
 	@echo "Open the trace in https://ui.perfetto.dev: kernels, copies and memsets on the GPU 0 track,"
 	@echo "each linked by an arrow to its launch on the training thread."
 
+# The checks of GPU tracing that need a real GPU (tools/gpu_check, docs/gpu-verification.md):
+# with a GPU, builds, installs the Python package (python/test.sh: torch in
+# build/python-venv), runs every check under one time budget and puts a dated section
+# on top of docs/gpu-verification.md. Without a GPU it prints one line and changes
+# nothing. gpu-carry prepares .devcarry/ for a GPU machine that has no build of its
+# own: there, `sh tools/gpu_check/on_device.sh` (docs/gpu-verification.md says how).
+GPU_CHECK_PY ?= $(BUILD)/python-venv/bin/python
+.PHONY: gpu-check gpu-carry
+gpu-check:
+	@if python3 tools/gpu_check/gpu_check.py --probe; then \
+		$(MAKE) --no-print-directory build && STEPPROF_INSTALL_ONLY=1 sh python/test.sh && \
+		python3 tools/gpu_check/gpu_check.py --build $(BUILD) --python $(GPU_CHECK_PY); \
+	fi
+
+gpu-carry: build
+	python3 tools/gpu_check/carry.py --build $(BUILD) --dest .devcarry
+
 test: test-default test-asan test-tsan test-python test-fuzz test-valgrind test-compat
 
 test-default: build

@@ -17,6 +17,18 @@
  *   metric gpu_launch_traced_cpu <ns> ns min <v> max <v>
  *   metric gpu_trace_overhead <traced / untraced> x
  *
+ * and the same three runs of a compute-bound loop (`compute`): each trial
+ * launches COMPUTE_LAUNCHES kernels that keep every SM busy for about half a
+ * millisecond (a chain of FMAs per thread), each in an Operator range, so
+ * the launch cost hides behind the kernels; the target is 1.01x at most:
+ *
+ *   metric gpu_compute_untraced <ns> ns min <v> max <v>   (per kernel)
+ *   metric gpu_compute_traced <ns> ns min <v> max <v>
+ *   metric gpu_compute_traced_cpu <ns> ns min <v> max <v>
+ *   metric gpu_compute_overhead <traced / untraced> x
+ *
+ * `bench_gpu launch` or `bench_gpu compute` runs one loop; no argument, both.
+ *
  * Without a usable CUDA device it says so and exits 77. If stepprof could
  * not trace the GPU (no CUPTI, another CUPTI subscriber), the traced
  * figures would measure nothing, so it prints stepprof's warning instead of
@@ -31,6 +43,7 @@
 #include <time.h>
 
 enum { TRIALS = 20, LAUNCHES = 10000, WARMUP_LAUNCHES = 1000 };
+enum { COMPUTE_TRIALS = 10, COMPUTE_LAUNCHES = 40, COMPUTE_WARMUP = 4, COMPUTE_FMAS = 1 << 16 };
 
 static void cuda_check(cudaError_t err, const char *what)
 {
@@ -42,6 +55,19 @@ static void cuda_check(cudaError_t err, const char *what)
 
 __global__ void empty_kernel(void) {}
 
+/* COMPUTE_FMAS dependent FMAs per thread; the store (never taken for the
+ * inputs used) keeps the compiler from dropping the loop. */
+__global__ void compute_kernel(float seed, float *sink)
+{
+    float a = seed + (float)threadIdx.x, b = 0.999f;
+    for (int i = 0; i < COMPUTE_FMAS; i++)
+        a = fmaf(a, b, 0.001f);
+    if (a == 12345.678f) sink[threadIdx.x] = a;
+}
+
+static int compute_blocks; /* 8 blocks of 256 threads per SM: every SM full */
+static float *compute_sink;
+
 static double now_ns(void)
 {
     struct timespec ts;
@@ -49,14 +75,34 @@ static double now_ns(void)
     return 1e9 * (double)ts.tv_sec + (double)ts.tv_nsec;
 }
 
-/* Launches n empty kernels and waits for them; returns ns per launch. */
-static double launch_loop(int n)
+/* The loop measured: empty kernels (launch-bound) or compute kernels. */
+typedef struct loop {
+    const char *name, *metric_prefix, *unit_text;
+    int trials, launches, warmup, compute;
+} loop;
+
+static const loop LAUNCH_LOOP = {
+    "launch", "gpu_launch", "empty-kernel launches", TRIALS, LAUNCHES, WARMUP_LAUNCHES, 0};
+static const loop COMPUTE_LOOP = {"compute",
+                                  "gpu_compute",
+                                  "compute kernels (about 0.5 ms each)",
+                                  COMPUTE_TRIALS,
+                                  COMPUTE_LAUNCHES,
+                                  COMPUTE_WARMUP,
+                                  1};
+
+/* Launches n kernels of the loop's kind, each in an Operator range, and
+ * waits for them; returns ns per launch. */
+static double launch_loop(const loop *l, int n)
 {
     CK(cudaDeviceSynchronize());
     double t0 = now_ns();
     for (int i = 0; i < n; i++) {
-        sp_range_begin(SP_EVENT_OPERATOR, "empty");
-        empty_kernel<<<1, 32>>>();
+        sp_range_begin(SP_EVENT_OPERATOR, l->name);
+        if (l->compute)
+            compute_kernel<<<compute_blocks, 256>>>(1.0f, compute_sink);
+        else
+            empty_kernel<<<1, 32>>>();
         sp_range_end();
     }
     CK(cudaGetLastError());
@@ -125,9 +171,9 @@ static long traced_kernels(const sp_result *result)
     return calls > 0 ? calls : 1; /* a table without a Calls column still means kernels */
 }
 
-/* Runs TRIALS traced trials with the given targets into out[]. Returns 0,
- * or -1 if stepprof failed; *kernels gets what the last span traced. */
-static int traced_trials(unsigned targets, double *out, long *kernels)
+/* Runs the loop's traced trials with the given targets into out[]. Returns
+ * 0, or -1 if stepprof failed; *kernels gets what the last span traced. */
+static int traced_trials(const loop *l, unsigned targets, double *out, long *kernels)
 {
     sp_options o;
     sp_options_init(&o);
@@ -141,11 +187,11 @@ static int traced_trials(unsigned targets, double *out, long *kernels)
     sp_status st = sp_scheduler_make(&o.scheduler, 0, 1, 1, 0, 0);
     if (st == SP_OK) st = sp_profiler_create(&o, &prof);
     if (st == SP_OK) st = sp_profiler_start(prof);
-    for (int t = 0; st == SP_OK && t < TRIALS; t++) {
-        launch_loop(WARMUP_LAUNCHES); /* READY */
+    for (int t = 0; st == SP_OK && t < l->trials; t++) {
+        launch_loop(l, l->warmup); /* READY */
         st = sp_profiler_step(prof, -1);
         if (st != SP_OK) break;
-        out[t] = launch_loop(LAUNCHES); /* RECORD_AND_RETURN */
+        out[t] = launch_loop(l, l->launches); /* RECORD_AND_RETURN */
         st = sp_profiler_step(prof, -1);
     }
     if (st == SP_OK) st = sp_profiler_stop(prof);
@@ -155,8 +201,65 @@ static int traced_trials(unsigned targets, double *out, long *kernels)
     return st == SP_OK ? 0 : -1;
 }
 
-int main(void)
+static void metric_named(const loop *l, const char *suffix, stats s)
 {
+    char name[64];
+    snprintf(name, sizeof name, "%s_%s", l->metric_prefix, suffix);
+    metric(name, s);
+}
+
+/* The three runs of one loop and their metrics. Returns 0, or 1 when
+ * stepprof failed or its GPU target traced nothing. */
+static int measure(const loop *l, const char *device)
+{
+    printf("bench_gpu: %s; %d trials x %d %s, each in an Operator range\n", device, l->trials,
+           l->launches, l->unit_text);
+    launch_loop(l, l->warmup); /* context, module load, clocks */
+
+    double untraced[TRIALS], traced[TRIALS], traced_cpu[TRIALS]; /* TRIALS: the most trials */
+    for (int t = 0; t < l->trials; t++)
+        untraced[t] = launch_loop(l, l->launches);
+
+    long kernels_cpu = 0, kernels_gpu = 0;
+    if (traced_trials(l, SP_TARGET_CPU, traced_cpu, &kernels_cpu) != 0) return 1;
+    int warnings_before = warnings;
+    if (traced_trials(l, SP_TARGET_CPU | SP_TARGET_GPU, traced, &kernels_gpu) != 0) return 1;
+
+    stats u = stats_of(untraced, l->trials), c = stats_of(traced_cpu, l->trials);
+    printf("%-26s %10s %10s %10s   (ns per launch)\n", "loop", "median", "min", "max");
+    printf("%-26s %10.1f %10.1f %10.1f\n", "untraced", u.median, u.min, u.max);
+    printf("%-26s %10.1f %10.1f %10.1f\n", "traced, CPU target only", c.median, c.min, c.max);
+    if (kernels_gpu == 0) {
+        printf("bench_gpu: the GPU target traced no kernels%s%s; no traced figures\n",
+               warnings > warnings_before ? ": " : "",
+               warnings > warnings_before ? last_warning : "");
+        metric_named(l, "untraced", u);
+        metric_named(l, "traced_cpu", c);
+        return 1;
+    }
+    stats g = stats_of(traced, l->trials);
+    printf("%-26s %10.1f %10.1f %10.1f\n", "traced, CPU + GPU targets", g.median, g.min, g.max);
+    printf("kernels in the last traced span: %ld (launched %d)\n", kernels_gpu, l->launches);
+    metric_named(l, "untraced", u);
+    metric_named(l, "traced", g);
+    metric_named(l, "traced_cpu", c);
+    /* gpu_trace_overhead: the launch-bound ratio's name since before the compute loop. */
+    printf("metric %s %.3f x\n", l->compute ? "gpu_compute_overhead" : "gpu_trace_overhead",
+           g.median / u.median);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int launch = 1, compute = 1;
+    if (argc == 2 && strcmp(argv[1], "launch") == 0) {
+        compute = 0;
+    } else if (argc == 2 && strcmp(argv[1], "compute") == 0) {
+        launch = 0;
+    } else if (argc != 1) {
+        fprintf(stderr, "usage: bench_gpu [launch|compute]\n");
+        return 2;
+    }
     int devices = 0;
     cudaError_t err = cudaGetDeviceCount(&devices);
     if (err != cudaSuccess || devices == 0) {
@@ -166,36 +269,11 @@ int main(void)
     }
     struct cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
-    printf("bench_gpu: %s; %d trials x %d empty-kernel launches, each in an Operator range\n",
-           prop.name, TRIALS, LAUNCHES);
-    launch_loop(WARMUP_LAUNCHES); /* context, module load, clocks */
-
-    double untraced[TRIALS], traced[TRIALS], traced_cpu[TRIALS];
-    for (int t = 0; t < TRIALS; t++) untraced[t] = launch_loop(LAUNCHES);
-
-    long kernels_cpu = 0, kernels_gpu = 0;
-    if (traced_trials(SP_TARGET_CPU, traced_cpu, &kernels_cpu) != 0) return 1;
-    int warnings_before = warnings;
-    if (traced_trials(SP_TARGET_CPU | SP_TARGET_GPU, traced, &kernels_gpu) != 0) return 1;
-
-    stats u = stats_of(untraced, TRIALS), c = stats_of(traced_cpu, TRIALS);
-    printf("%-26s %10s %10s %10s   (ns per launch)\n", "loop", "median", "min", "max");
-    printf("%-26s %10.1f %10.1f %10.1f\n", "untraced", u.median, u.min, u.max);
-    printf("%-26s %10.1f %10.1f %10.1f\n", "traced, CPU target only", c.median, c.min, c.max);
-    if (kernels_gpu == 0) {
-        printf("bench_gpu: the GPU target traced no kernels%s%s; no traced figures\n",
-               warnings > warnings_before ? ": " : "",
-               warnings > warnings_before ? last_warning : "");
-        metric("gpu_launch_untraced", u);
-        metric("gpu_launch_traced_cpu", c);
-        return 1;
-    }
-    stats g = stats_of(traced, TRIALS);
-    printf("%-26s %10.1f %10.1f %10.1f\n", "traced, CPU + GPU targets", g.median, g.min, g.max);
-    printf("kernels in the last traced span: %ld (launched %d)\n", kernels_gpu, LAUNCHES);
-    metric("gpu_launch_untraced", u);
-    metric("gpu_launch_traced", g);
-    metric("gpu_launch_traced_cpu", c);
-    printf("metric gpu_trace_overhead %.3f x\n", g.median / u.median);
-    return 0;
+    compute_blocks = 8 * prop.multiProcessorCount;
+    CK(cudaMalloc(&compute_sink, 256 * sizeof *compute_sink));
+    int rc = 0;
+    if (launch) rc |= measure(&LAUNCH_LOOP, prop.name);
+    if (compute) rc |= measure(&COMPUTE_LOOP, prop.name);
+    CK(cudaFree(compute_sink));
+    return rc;
 }
