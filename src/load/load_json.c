@@ -10,11 +10,15 @@
  * -> ProfileStep#N, enumerate(DataLoader)#X.__next__ -> X), instants,
  * counter samples, memory events ([memory] / [reserved memory]), thread
  * names, the span (the "PyTorch Profiler (0)" marker), span index, CPU
- * utilisation and stepprof_counters. Times are exact: ts and dur are read as
+ * utilisation and stepprof_counters; and the CUDA records (cuda_runtime /
+ * cuda_driver calls, kernel, gpu_memcpy and gpu_memset records, which are
+ * Kineto's cats too, and deviceProperties) through json_cuda.c, attributed
+ * by correlation as for paddle's. Times are exact: ts and dur are read as
  * decimal microseconds with three decimals, not through a double. What the
- * JSON does not carry is not restored: GPU records are skipped, a memory
- * event's peaks become running maxima of its place's totals and its place
- * "Place(cpu)" or "Place(gpu:N)", per-thread drop counts are 0.
+ * JSON does not carry is not restored: a runtime call's _vNNNN suffix and
+ * the other fields json_cuda.c lists, a memory event's peaks become running
+ * maxima of its place's totals and its place "Place(cpu)" or
+ * "Place(gpu:N)", per-thread drop counts are 0.
  *
  * Paddle's own chrome trace (trace-format.md §10.3) loads too, told apart
  * by its content, event by event: its cat is the event type's name
