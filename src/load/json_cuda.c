@@ -16,6 +16,7 @@
  * from the kinds the JSON name spells. */
 #include "json_cuda.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,7 +193,29 @@ int sp__cuda_add(sp__builder *b, const sp__cuda_args *a, sp_event_type type, int
 
 /* ------------------------------------------------------ deviceProperties */
 
-/* One device's object; keys as json_gpu.c writes them (Kineto's names). */
+/* The numeric keys of a device's object, as json_gpu.c writes them
+ * (Kineto's names), and the field each fills. */
+static const struct prop_key {
+    const char *key;
+    size_t offset;
+    int wide; /* a uint64_t field, else uint32_t */
+} prop_keys[] = {
+    {"id", offsetof(sp__device_props, id), 0},
+    {"totalGlobalMem", offsetof(sp__device_props, total_global_mem), 1},
+    {"computeMajor", offsetof(sp__device_props, compute_major), 0},
+    {"computeMinor", offsetof(sp__device_props, compute_minor), 0},
+    {"maxThreadsPerBlock", offsetof(sp__device_props, max_threads_per_block), 0},
+    {"maxThreadsPerMultiprocessor", offsetof(sp__device_props, max_threads_per_sm), 0},
+    {"regsPerBlock", offsetof(sp__device_props, regs_per_block), 0},
+    {"regsPerMultiprocessor", offsetof(sp__device_props, regs_per_sm), 0},
+    {"warpSize", offsetof(sp__device_props, warp_size), 0},
+    {"sharedMemPerBlock", offsetof(sp__device_props, shared_per_block), 1},
+    {"sharedMemPerMultiprocessor", offsetof(sp__device_props, shared_per_sm), 1},
+    {"sharedMemPerBlockOptin", offsetof(sp__device_props, shared_per_block_optin), 1},
+    {"numSms", offsetof(sp__device_props, num_sms), 0},
+};
+
+/* One device's object. */
 static int read_device(sp__jlex *lx, sp__device_props *p, int *ok)
 {
     memset(p, 0, sizeof *p);
@@ -221,19 +244,15 @@ static int read_device(sp__jlex *lx, sp__device_props *p, int *ok)
             if (sp__jlex_number(lx) != 0) return -1;
             unsigned long long v = strtoull(lx->tok.data, NULL, 10);
             uint32_t v32 = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
-            if (strcmp(key, "id") == 0) p->id = v32, has_id = 1;
-            else if (strcmp(key, "totalGlobalMem") == 0) p->total_global_mem = v;
-            else if (strcmp(key, "computeMajor") == 0) p->compute_major = v32;
-            else if (strcmp(key, "computeMinor") == 0) p->compute_minor = v32;
-            else if (strcmp(key, "maxThreadsPerBlock") == 0) p->max_threads_per_block = v32;
-            else if (strcmp(key, "maxThreadsPerMultiprocessor") == 0) p->max_threads_per_sm = v32;
-            else if (strcmp(key, "regsPerBlock") == 0) p->regs_per_block = v32;
-            else if (strcmp(key, "regsPerMultiprocessor") == 0) p->regs_per_sm = v32;
-            else if (strcmp(key, "warpSize") == 0) p->warp_size = v32;
-            else if (strcmp(key, "sharedMemPerBlock") == 0) p->shared_per_block = v;
-            else if (strcmp(key, "sharedMemPerMultiprocessor") == 0) p->shared_per_sm = v;
-            else if (strcmp(key, "sharedMemPerBlockOptin") == 0) p->shared_per_block_optin = v;
-            else if (strcmp(key, "numSms") == 0) p->num_sms = v32;
+            for (size_t i = 0; i < sizeof prop_keys / sizeof *prop_keys; i++) {
+                if (strcmp(key, prop_keys[i].key) != 0) continue;
+                char *field = (char *)p + prop_keys[i].offset;
+                if (prop_keys[i].wide)
+                    memcpy(field, &v, sizeof(uint64_t));
+                else
+                    memcpy(field, &v32, sizeof v32);
+            }
+            has_id |= strcmp(key, "id") == 0;
         } else if (sp__jlex_skip(lx) != 0) {
             return -1;
         }
