@@ -10,11 +10,15 @@
  * -> ProfileStep#N, enumerate(DataLoader)#X.__next__ -> X), instants,
  * counter samples, memory events ([memory] / [reserved memory]), thread
  * names, the span (the "PyTorch Profiler (0)" marker), span index, CPU
- * utilisation and stepprof_counters. Times are exact: ts and dur are read as
+ * utilisation and stepprof_counters; and the CUDA records (cuda_runtime /
+ * cuda_driver calls, kernel, gpu_memcpy and gpu_memset records, which are
+ * Kineto's cats too, and deviceProperties) through json_cuda.c, attributed
+ * by correlation as for paddle's. Times are exact: ts and dur are read as
  * decimal microseconds with three decimals, not through a double. What the
- * JSON does not carry is not restored: GPU records are skipped, a memory
- * event's peaks become running maxima of its place's totals and its place
- * "Place(cpu)" or "Place(gpu:N)", per-thread drop counts are 0.
+ * JSON does not carry is not restored: a runtime call's _vNNNN suffix and
+ * the other fields json_cuda.c lists, a memory event's peaks become running
+ * maxima of its place's totals and its place "Place(cpu)" or
+ * "Place(gpu:N)", per-thread drop counts are 0.
  *
  * Paddle's own chrome trace (trace-format.md §10.3) loads too, told apart
  * by its content, event by event: its cat is the event type's name
@@ -27,6 +31,7 @@
  * counted. An event whose pid, tid, ts or dur holds a value of the wrong
  * type (a string or an object where a number belongs) is skipped and
  * counted (load_skipped), never dropped in silence. */
+#include "json_cuda.h"
 #include "json_lex.h"
 #include "json_paddle.h"
 #include "load.h"
@@ -58,6 +63,7 @@ typedef struct event {
     double first_value;
     int64_t addr, bytes, total_allocated, total_reserved, device_id, device_type;
     sp__paddle_args pa;
+    sp__cuda_args ca;
 } event;
 
 typedef struct place_peak {
@@ -233,6 +239,12 @@ static int read_args(jloader *l)
         int ok = 0;
         int64_t v = 0;
         int c = sp__jlex_peek(lx);
+        int taken = c == '-' || (c >= '0' && c <= '9') ? 0 : sp__cuda_arg_other(&e->ca, lx, l->key);
+        if (taken < 0) return -1;
+        if (taken) {
+            more = sp__jlex_next(lx, '}');
+            continue;
+        }
         if (strcmp(l->key, "Event Type") == 0) {
             if (read_string_into(l, &e->event_type) != 0) return -1;
         } else if (strcmp(l->key, "name") == 0 && c == '"') {
@@ -249,9 +261,11 @@ static int read_args(jloader *l)
             const char *k = str(&e->first_key);
             if (strcmp(k, "Addr") == 0) e->addr = (int64_t)strtoull(lx->tok.data, NULL, 10);
             sp__paddle_arg_number(&e->pa, l->key, int_of_number(lx->tok.data));
+            sp__cuda_arg_number(&e->ca, l->key, int_of_number(lx->tok.data));
         } else if (c == '-' || (c >= '0' && c <= '9')) {
             if (read_int(l, &v, &ok) != 0) return -1;
             sp__paddle_arg_number(&e->pa, l->key, v);
+            sp__cuda_arg_number(&e->ca, l->key, v);
             if (strcmp(l->key, "Addr") == 0) e->addr = v;
             else if (strcmp(l->key, "Bytes") == 0) e->bytes = v;
             else if (strcmp(l->key, "Total Allocated") == 0) e->total_allocated = v;
@@ -273,6 +287,7 @@ static void reset_event(event *e)
     e->has_pid = e->has_tid = e->has_ts = e->has_dur = e->has_first_value = 0;
     e->bad_type = e->paddle_tid = 0;
     sp__paddle_args_reset(&e->pa);
+    sp__cuda_args_reset(&e->ca);
     e->pid = e->tid = e->ts = e->dur = 0;
     e->addr = e->bytes = e->total_allocated = e->total_reserved = e->device_id = e->device_type = 0;
     e->first_value = 0;
@@ -398,6 +413,21 @@ static int add_paddle(jloader *l, const char *ph, const char *cat, const char *n
     }
 }
 
+/* A runtime or driver call, kernel, memcpy or memset of stepprof's (and
+ * Kineto's) cats; one whose args cannot make a record is skipped and
+ * counted. */
+static int add_cuda(jloader *l, const char *ph, const char *cat, const char *name)
+{
+    event *e = &l->ev;
+    int driver;
+    sp_event_type type = sp__cuda_type(ph, cat, &driver);
+    int64_t end = sat_add(e->ts, e->dur > 0 ? e->dur : 0);
+    int rc = sp__cuda_add(&l->b, &e->ca, type, driver, e->pid, e->tid, name, e->ts, end);
+    if (rc < 0) return nomem(l);
+    l->skipped += (uint64_t)rc;
+    return 0;
+}
+
 static int add_counter(jloader *l)
 {
     event *e = &l->ev;
@@ -469,7 +499,7 @@ static int add_thread_label(jloader *l)
 }
 
 /* What take_event does with an event. */
-enum { SKIP, META_PROCESS, META_THREAD, RANGE, PADDLE, INSTANT, MEMORY, RESERVED, COUNTER };
+enum { SKIP, META_PROCESS, META_THREAD, RANGE, CUDA, PADDLE, INSTANT, MEMORY, RESERVED, COUNTER };
 
 static int event_kind(jloader *l, const char *ph, const char *cat, const char *name)
 {
@@ -480,6 +510,8 @@ static int event_kind(jloader *l, const char *ph, const char *cat, const char *n
     if (strcmp(ph, "X") == 0 && (strcmp(cat, "cpu_op") == 0 || strcmp(cat, "user_annotation") == 0 ||
                                  strcmp(cat, "python_function") == 0))
         return RANGE;
+    int driver;
+    if (sp__cuda_type(ph, cat, &driver) != SP_EVENT_TYPE_COUNT) return CUDA;
     if (sp__paddle_kind(l->paddle, ph, cat, name) != SP__PADDLE_NONE) return PADDLE;
     if (strcmp(ph, "i") == 0 && strcmp(cat, "cpu_instant_event") == 0) {
         if (strcmp(name, "[memory]") == 0) return MEMORY;
@@ -487,7 +519,7 @@ static int event_kind(jloader *l, const char *ph, const char *cat, const char *n
     }
     if (strcmp(ph, "i") == 0 && strcmp(cat, "user_annotation") == 0) return INSTANT;
     if (strcmp(ph, "C") == 0) return COUNTER;
-    return SKIP; /* GPU records, flows and others are not restored */
+    return SKIP; /* flows, gpu_user_annotation and others are not restored */
 }
 
 static int take_event(jloader *l)
@@ -526,6 +558,8 @@ static int take_event(jloader *l)
         return l->have_pid && e->pid == l->b.r->meta.pid ? add_thread_label(l) : 0;
     case RANGE:
         return add_range(l, 0, -1);
+    case CUDA:
+        return add_cuda(l, ph, cat, name);
     case PADDLE:
         return add_paddle(l, ph, cat, name);
     case INSTANT:
@@ -667,6 +701,8 @@ static int read_top(jloader *l)
         if (strcmp(l->key, "traceEvents") == 0) {
             rc = read_events(l);
             seen_events = 1;
+        } else if (strcmp(l->key, "deviceProperties") == 0) {
+            rc = sp__cuda_read_props(lx, r, &l->skipped);
         } else if (strcmp(l->key, "stepprof_counters") == 0) {
             rc = read_counters(l);
         } else if (strcmp(l->key, "ExtraInfo") == 0) {
@@ -723,6 +759,14 @@ static void rebase(jloader *l)
             if (t->events[k].end_ns > hi) hi = t->events[k].end_ns;
         }
         for (size_t k = 0; k < t->mem_count; k++) t->mems[k].ts_ns = sat_add(t->mems[k].ts_ns, base);
+        for (size_t k = 0; k < t->runtime_count; k++) {
+            t->runtimes[k].start_ns = sat_add(t->runtimes[k].start_ns, base);
+            t->runtimes[k].end_ns = sat_add(t->runtimes[k].end_ns, base);
+        }
+    }
+    for (size_t d = 0; d < r->device_count; d++) {
+        r->devices[d].start_ns = sat_add(r->devices[d].start_ns, base);
+        r->devices[d].end_ns = sat_add(r->devices[d].end_ns, base);
     }
     if (l->have_span) {
         r->span_start_ns = sat_add(l->span_start, base);

@@ -23,7 +23,8 @@
  * Output, for the checker: one "launch kind=K corr=N name=S range=R op=O
  * step=I" line per launch (op "-" outside an Operator range; I counts the
  * steps from 0), every GPU warning as
- * "warning: ...", the summary, and last
+ * "warning: ...", the summary, the summary of the exported trace loaded
+ * back, and last
  * "live_gpu: scenario=... <figure>=<n> ... skew_ns=N trace=PATH". Exits 0 when the
  * run completed (the checks are the checker's), 1 on a failed call. */
 #include "fake_gpu.h"
@@ -283,6 +284,15 @@ int main(int argc, char **argv)
     if ((s = sp_result_summary(r, NULL, stdout)) != SP_OK) return fail("sp_result_summary", s);
     printf("== end of summary\n");
     if ((s = sp_profiler_export(prof, trace, SP_FORMAT_JSON)) != SP_OK) return fail("sp_profiler_export", s);
+    /* The trace read back: its summary should be the live one, line for line. */
+    sp_result *loaded = NULL;
+    if ((s = sp_result_load(trace, NULL, &loaded)) != SP_OK) return fail("sp_result_load", s);
+    printf("== reloaded summary\n");
+    fflush(stdout);
+    s = sp_result_summary(loaded, NULL, stdout);
+    sp_result_release(loaded);
+    if (s != SP_OK) return fail("sp_result_summary (reloaded)", s);
+    printf("== end of reloaded summary\n");
 
     fake_gpu_counts c;
     fake.counts_get(&c);
