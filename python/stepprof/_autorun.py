@@ -286,8 +286,8 @@ def program_profiler(scheduler, on_trace_ready, targets):
         prof.stop()
     except Exception as e:  # its span is lost; the program's profiler goes on
         sys.stderr.write(f"stepprof: stopping the injected profiler failed: {e}\n")
-    scheduler, handler = _settings()
-    return scheduler, _EnvHandler(), _targets()
+    from ._handlers import RunHandler
+    return _steps(), RunHandler(), _targets()
 
 
 def _targets():
@@ -299,40 +299,19 @@ def _targets():
     return None if "gpu" in names else [ProfilerTarget.CPU]
 
 
-def _env_handler_class():
-    from ._handlers import TraceHandler
-
-    class EnvHandler(TraceHandler):
-        """The C library's handler for the run (STEPPROF_OUT, STEPPROF_FORMAT,
-        the .summary.txt beside each trace), made by the core from its spec."""
-
-        __slots__ = ()
-
-        def __init__(self):  # nothing to check: the core made it at load already
-            self.kind, self.dir_name = "env", os.environ.get("STEPPROF_OUT", "./profiler_log/")
-            self.worker_name, self.use_gzip = None, os.environ.get("STEPPROF_FORMAT") == "json.gz"
-
-        def _spec(self):
-            return ("env",)
-
-    return EnvHandler
-
-
-def _EnvHandler():
-    cls = _state.get("env_handler_class")
-    if cls is None:
-        cls = _state["env_handler_class"] = _env_handler_class()
-    return cls()
+def _steps():
+    """STEPPROF_STEPS as a (start, end) scheduler."""
+    first, end = (int(x) for x in os.environ["STEPPROF_STEPS"].split(":"))
+    return first, end
 
 
 def _settings():
     from . import profiler
-    first, end = (int(x) for x in os.environ["STEPPROF_STEPS"].split(":"))
     fmt = os.environ.get("STEPPROF_FORMAT", "json")
     out = os.environ.get("STEPPROF_OUT", "./profiler_log/")
     handler = (profiler.export_protobuf(out) if fmt == "pb" else
                profiler.export_chrome_tracing(out))
-    return (first, end), handler
+    return _steps(), handler
 
 
 def _write_status():

@@ -81,6 +81,23 @@ class TraceHandler:
         return path
 
 
+class RunHandler(TraceHandler):
+    """`stepprof run`'s handler (STEPPROF_OUT, STEPPROF_FORMAT, the
+    .summary.txt beside each trace, the end line), which the C library made
+    at load from the environment: the core takes it by its spec, for a
+    program's own profiler that takes the injected one's place
+    (_autorun.py)."""
+
+    __slots__ = ()
+
+    def __init__(self):  # nothing to check: the library checked the variables at load
+        self.kind, self.dir_name = "env", os.environ.get("STEPPROF_OUT", "./profiler_log/")
+        self.worker_name, self.use_gzip = None, os.environ.get("STEPPROF_FORMAT") == "json.gz"
+
+    def _spec(self):
+        return ("env",)
+
+
 def export_chrome_tracing(dir_name, worker_name=None):
     """paddle's export_chrome_tracing: each span goes to
     <dir_name>/<worker>_time_<YYYY_MM_DD_HH_MM_SS_ffffff>.paddle_trace.json;

@@ -59,6 +59,11 @@ def _torch_name(name, event_type):
     return name
 
 
+def _older_spelling(name):
+    """A read-only alias of attribute name, under torch's older cuda_* spelling."""
+    return property(lambda self: getattr(self, name), doc=f"{name} (torch's older spelling).")
+
+
 class _Times:
     """The time and memory fields torch's events and averages share, with
     torch's older cuda_* spellings of the device ones."""
@@ -75,30 +80,11 @@ class _Times:
         """Average device time per call, us (0: see the module's note)."""
         return self.device_time_total / self.count if self.count else 0.0
 
-    @property
-    def cuda_time(self):
-        """device_time (torch's older spelling)."""
-        return self.device_time
-
-    @property
-    def cuda_time_total(self):
-        """device_time_total (torch's older spelling)."""
-        return self.device_time_total
-
-    @property
-    def self_cuda_time_total(self):
-        """self_device_time_total (torch's older spelling)."""
-        return self.self_device_time_total
-
-    @property
-    def cuda_memory_usage(self):
-        """device_memory_usage (torch's older spelling)."""
-        return self.device_memory_usage
-
-    @property
-    def self_cuda_memory_usage(self):
-        """self_device_memory_usage (torch's older spelling)."""
-        return self.self_device_memory_usage
+    cuda_time = _older_spelling("device_time")
+    cuda_time_total = _older_spelling("device_time_total")
+    self_cuda_time_total = _older_spelling("self_device_time_total")
+    cuda_memory_usage = _older_spelling("device_memory_usage")
+    self_cuda_memory_usage = _older_spelling("self_device_memory_usage")
 
 
 class FunctionEvent(_Times):

@@ -350,17 +350,26 @@ def cupti_null_buffer(ctx):
 
 # ------------------------------------------------------------ overhead
 
+def run_bench_gpu(ctx, name, mode, key):
+    """bench_gpu MODE's metrics and None, or None and the check's result
+    when it is not built or gives no `key`."""
+    exe = ctx.path("bench", "bench_gpu")
+    if not os.path.exists(exe):
+        return None, skip(name, f"{exe} is not built (no nvcc)")
+    rc, out = ctx.run(f"bench_gpu_{mode}", [exe, mode], 120)
+    m = metrics(out)
+    if rc != 0 or key not in m:
+        return None, [Result(name, FAIL, short(out.strip().splitlines()[-1] if out.strip() else "-"),
+                             "timed out" if rc is None else f"bench_gpu exited {rc}")]
+    return m, None
+
+
 def bench_launch(ctx):
     name = ("launch-bound overhead (`make bench`'s GPU rows): bench_gpu, 10,000 empty kernels in Operator "
             "ranges, against bench_gpu_torch.py's torch.profiler; target: at most torch.profiler's ratio")
-    exe = ctx.path("bench", "bench_gpu")
-    if not os.path.exists(exe):
-        return skip(name, f"{exe} is not built (no nvcc)")
-    rc, out = ctx.run("bench_gpu_launch", [exe, "launch"], 120)
-    m = metrics(out)
-    if rc != 0 or "gpu_trace_overhead" not in m:
-        return [Result(name, FAIL, short(out.strip().splitlines()[-1] if out.strip() else "-"),
-                       "timed out" if rc is None else f"bench_gpu exited {rc}")]
+    m, failed = run_bench_gpu(ctx, name, "launch", "gpu_trace_overhead")
+    if failed:
+        return failed
     figure = (f"stepprof CPU+GPU {m['gpu_launch_traced']:,.0f} against untraced {m['gpu_launch_untraced']:,.0f} "
               f"ns per launch: {m['gpu_trace_overhead']:.2f}x (CPU target only "
               f"{m['gpu_launch_traced_cpu'] / m['gpu_launch_untraced']:.2f}x)")
@@ -377,14 +386,9 @@ def bench_launch(ctx):
 
 def bench_compute(ctx):
     name = "compute-bound overhead: bench_gpu compute, kernels of about 0.5 ms in Operator ranges; target 1.01x"
-    exe = ctx.path("bench", "bench_gpu")
-    if not os.path.exists(exe):
-        return skip(name, f"{exe} is not built (no nvcc)")
-    rc, out = ctx.run("bench_gpu_compute", [exe, "compute"], 120)
-    m = metrics(out)
-    if rc != 0 or "gpu_compute_overhead" not in m:
-        return [Result(name, FAIL, short(out.strip().splitlines()[-1] if out.strip() else "-"),
-                       "timed out" if rc is None else f"bench_gpu exited {rc}")]
+    m, failed = run_bench_gpu(ctx, name, "compute", "gpu_compute_overhead")
+    if failed:
+        return failed
     figure = (f"{m['gpu_compute_traced'] / 1000:,.1f} us per kernel traced (CPU+GPU) against "
               f"{m['gpu_compute_untraced'] / 1000:,.1f} untraced: {m['gpu_compute_overhead']:.3f}x "
               f"(CPU target only {m['gpu_compute_traced_cpu'] / m['gpu_compute_untraced']:.3f}x)")
