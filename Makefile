@@ -81,7 +81,9 @@ gpu-carry: build
 
 test: test-default test-asan test-tsan test-python test-fuzz test-valgrind test-compat
 
+# Chromium first, for the HTML report's browser test (skipped, saying so, without it).
 test-default: build
+	@sh scripts/ensure-deps.sh browser || true
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 $(ASAN_BUILD)/CMakeCache.txt: | deps

@@ -7,23 +7,36 @@
 set -u
 missing=""
 
+# Optional packages: installed with apt-get when root; otherwise, or if apt
+# fails, it says what to run and what will be skipped, and exits 1.
+optional() { # optional WHO-NEEDS-IT WHAT-IS-SKIPPED PACKAGE...
+    who=$1 skipped=$2
+    shift 2
+    [ $# -eq 0 ] && exit 0
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "stepprof: installing for $who: $*"
+        export DEBIAN_FRONTEND=noninteractive
+        { apt-get install -y -qq "$@" >/dev/null 2>&1 ||
+            { apt-get update -qq && apt-get install -y -qq "$@" >/dev/null; }; } && exit 0
+    fi
+    echo "stepprof: $who needs: $* (apt-get install -y $*); $skipped will be skipped" >&2
+    exit 1
+}
+
 # `ensure-deps.sh compat`: what only `make compat` needs (headless Chromium
-# and Debian's custom-elements-v0 polyfill, for catapult). Installed when
-# root; otherwise, or if apt fails, it says so and catapult is skipped.
+# and Debian's custom-elements-v0 polyfill, for catapult).
 if [ "${1:-}" = compat ]; then
     want=""
     command -v chromium >/dev/null 2>&1 || want="$want chromium"
     [ -f /usr/lib/javascript/webcomponentsjs-custom-element-v0/CustomElements.js ] ||
         want="$want libjs-webcomponentsjs-custom-element-v0"
-    [ -z "$want" ] && exit 0
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "stepprof: installing for make compat:$want"
-        export DEBIAN_FRONTEND=noninteractive
-        { apt-get install -y -qq $want >/dev/null 2>&1 ||
-            { apt-get update -qq && apt-get install -y -qq $want >/dev/null; }; } && exit 0
-    fi
-    echo "stepprof: catapult needs:$want (apt-get install -y$want); it will be skipped" >&2
-    exit 1
+    optional "make compat" catapult $want
+fi
+# `ensure-deps.sh browser`: headless Chromium, in which `make test` opens the
+# HTML report (tests/report/browser_check.py).
+if [ "${1:-}" = browser ]; then
+    command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 && exit 0
+    optional "the HTML report's browser test" "that test" chromium
 fi
 need() { # need PACKAGE TEST-COMMAND...
     pkg=$1; shift

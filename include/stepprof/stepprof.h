@@ -1184,6 +1184,38 @@ SP_API sp_status sp_result_compare_steps(const sp_result *base, const sp_result 
                                          const char *metric, double threshold,
                                          sp_step_comparison *out);
 
+/* ---- The HTML report (docs/report.md) ---- */
+
+typedef struct sp_report_options {
+    /* A second result to compare with: every figure of the report is shown
+     * beside the baseline's, with its change. NULL (the default): none. */
+    const sp_result *baseline;
+    /* The report's title; NULL (the default): the program's name. */
+    const char *title;
+    /* What the result came from ("run.json"), shown in the header; NULL:
+     * nothing shown. The same for the baseline. */
+    const char *source, *baseline_source;
+} sp_report_options;
+
+/* Fills opts with the defaults. Threads: any. */
+SP_API void sp_report_options_init(sp_report_options *opts);
+
+/* Writes one self-contained HTML page about result to path: no network,
+ * no external script, style or font; charts are inline SVG. It holds the
+ * diagnosis, the per-step breakdown, the summary tables (the same cells as
+ * sp_result_summary with default options, sortable), the top operators and
+ * kernels, GPU utilisation over time, the median step's events as a
+ * zoomable timeline, and the memory curve. A result with no steps, no host
+ * events or no GPU records still gets a page, which says what is missing.
+ * Every recorded name is escaped, so no name can inject markup or script.
+ * The page holds aggregates and one step's events (at most a fixed number,
+ * the shortest left out and counted), not every event, so its size does not
+ * grow with the trace. The file is written to a temporary name and renamed.
+ * Errors: SP_EINVAL (NULL result or path), SP_ENOMEM, SP_EIO.
+ * Threads: any (results are immutable). */
+SP_API sp_status sp_result_report(const sp_result *result, const sp_report_options *opts,
+                                  const char *path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -77,4 +77,9 @@ typedef struct sp__diagnosis {
 int sp__diagnose(const sp__model *m, sp__diagnosis *d);
 void sp__diagnosis_fini(sp__diagnosis *d);
 
+/* Appends the diagnosis as docs/diagnose.md §3's JSON object (one line per
+ * verdict, ending in a newline): `stepprof diagnose --json` and the HTML
+ * report print the same. d must have steps. */
+void sp__diagnosis_json(sp__buf *b, const sp__diagnosis *d, const sp_result *r);
+
 #endif

@@ -306,7 +306,7 @@ static void print_verdict_json(sp__buf *b, const sp__diagnosis *d, const sp__ver
     sp__buf_putc(b, '}');
 }
 
-static void print_json(sp__buf *b, const sp__diagnosis *d, const sp_result *r)
+void sp__diagnosis_json(sp__buf *b, const sp__diagnosis *d, const sp_result *r)
 {
     const sp__steps *st = &d->steps;
     sp__buf_printf(b,
@@ -362,7 +362,7 @@ sp_status sp_result_diagnose(const sp_result *r, sp_diagnose_format format, FILE
                                  "least one step");
     } else {
         if (format == SP_DIAGNOSE_JSON)
-            print_json(&b, &d, r);
+            sp__diagnosis_json(&b, &d, r);
         else
             print_text(&b, &d, r);
         if (b.failed)

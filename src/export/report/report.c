@@ -1,0 +1,146 @@
+/* report.c: sp_result_report, the self-contained HTML page. The page is the
+ * style, one JSON object (the data of the result and of the baseline) and
+ * the script that draws it. A Content-Security-Policy that allows nothing
+ * but the inline style and script keeps the page from ever reaching the
+ * network, whatever it holds. */
+#include "report.h"
+
+#include "export.h"
+#include "json_escape.h"
+
+#include <string.h>
+
+void sp_report_options_init(sp_report_options *o)
+{
+    if (o) memset(o, 0, sizeof *o);
+}
+
+/* One result's model and diagnosis. */
+typedef struct analysed {
+    sp__model m;
+    sp__diagnosis d;
+    int built, diagnosed;
+} analysed;
+
+static int analyse(analysed *a, const sp_result *r)
+{
+    memset(a, 0, sizeof *a);
+    a->built = 1;
+    if (sp__model_build(&a->m, r) != 0) return -1;
+    a->diagnosed = 1;
+    return sp__diagnose(&a->m, &a->d);
+}
+
+static void analysed_fini(analysed *a)
+{
+    if (a->diagnosed) sp__diagnosis_fini(&a->d);
+    if (a->built) sp__model_fini(&a->m);
+}
+
+/* Copies JSON text into the page with '<', '>' and '&' as \u escapes. They
+ * occur only inside strings, where the escape reads back as the same
+ * character, so the object is unchanged for JSON.parse while "</script>" or
+ * "<!--" can never appear in the page. */
+static void put_script_safe(sp__buf *out, const sp__buf *json)
+{
+    size_t run = 0;
+    for (size_t i = 0; i < json->len; i++) {
+        char c = json->data[i];
+        if (c != '<' && c != '>' && c != '&') continue;
+        sp__buf_append(out, json->data + run, i - run);
+        sp__buf_printf(out, "\\u%04x", (unsigned)c);
+        run = i + 1;
+    }
+    sp__buf_append(out, json->data + run, json->len - run);
+}
+
+static void put_html_text(sp__buf *out, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': sp__buf_puts(out, "&lt;"); break;
+        case '>': sp__buf_puts(out, "&gt;"); break;
+        case '&': sp__buf_puts(out, "&amp;"); break;
+        case '"': sp__buf_puts(out, "&quot;"); break;
+        case '\'': sp__buf_puts(out, "&#39;"); break;
+        default: sp__buf_putc(out, *s);
+        }
+    }
+}
+
+static const char *page_title(const sp_result *r, const sp_report_options *o)
+{
+    if (o->title && *o->title) return o->title;
+    if (r->meta.process_name[0]) return r->meta.process_name;
+    return "stepprof report";
+}
+
+static void put_data(sp__buf *b, const sp_result *r, const sp_report_options *o, analysed *run,
+                     analysed *base, const char *title)
+{
+    sp__buf_puts(b, "{\"generator\": \"stepprof " SP_VERSION_STRING "\", \"title\": ");
+    sp__json_put_string(b, title, strlen(title));
+    sp__buf_puts(b, ",\n\"run\": ");
+    sp__report_data(b, r, &run->m, &run->d, o->source);
+    sp__buf_puts(b, ",\n\"baseline\": ");
+    if (o->baseline)
+        sp__report_data(b, o->baseline, &base->m, &base->d, o->baseline_source);
+    else
+        sp__buf_puts(b, "null");
+    sp__buf_puts(b, "}\n");
+}
+
+static void put_page(sp__buf *page, const sp__buf *data, const char *title)
+{
+    sp__buf_puts(page,
+                 "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+                 "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                 "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+                 "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
+                 "<meta name=\"generator\" content=\"stepprof " SP_VERSION_STRING "\">\n<title>");
+    put_html_text(page, title);
+    sp__buf_puts(page, " - stepprof report</title>\n<style>\n");
+    sp__buf_puts(page, sp__report_css);
+    sp__buf_puts(page, "</style>\n</head><body>\n<noscript><p>This report draws its tables and "
+                       "charts with JavaScript: allow scripts for this file to see them.</p></noscript>\n"
+                       "<div id=\"app\"></div>\n"
+                       "<script type=\"application/json\" id=\"sp-data\">");
+    put_script_safe(page, data);
+    sp__buf_puts(page, "</script>\n<script>\n");
+    sp__buf_puts(page, sp__report_js);
+    sp__buf_puts(page, "</script>\n</body></html>\n");
+}
+
+sp_status sp_result_report(const sp_result *r, const sp_report_options *opts, const char *path)
+{
+    sp_report_options defaults;
+    sp_report_options_init(&defaults);
+    if (!opts) opts = &defaults;
+    if (!r || !path || !*path) return sp__fail(SP_EINVAL, "sp_result_report: result and path are required");
+    analysed run, base;
+    memset(&base, 0, sizeof base);
+    sp_status s = SP_OK;
+    if (analyse(&run, r) != 0 || (opts->baseline && analyse(&base, opts->baseline) != 0))
+        s = sp__fail(SP_ENOMEM, "out of memory analysing the result for the report");
+    const char *title = page_title(r, opts);
+    sp__buf data;
+    sp__buf_init(&data);
+    if (s == SP_OK) put_data(&data, r, opts, &run, &base, title);
+    analysed_fini(&run);
+    analysed_fini(&base);
+    if (s == SP_OK && data.failed) s = sp__fail(SP_ENOMEM, "out of memory writing the report");
+    sp__out *out = NULL;
+    if (s == SP_OK) s = sp__out_open(&out, path, 0);
+    if (s == SP_OK) {
+        sp__buf *page = sp__out_buf(out);
+        put_page(page, &data, title);
+        if (page->failed) {
+            sp__out_abort(out);
+            s = sp__fail(SP_ENOMEM, "out of memory writing the report");
+        } else {
+            s = sp__out_commit(out);
+        }
+    }
+    sp__buf_fini(&data);
+    return s;
+}
