@@ -3,47 +3,9 @@
  * (host ranges only, or GPU records only) exits 1 saying so, a result with
  * steps exits 0 with text or JSON. The verdicts themselves are tested in
  * tests/analyze/test_diagnose.c. */
-#include "fixture.h"
-
-#include <stdio.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "cli/cli_harness.h"
 
 #define US 1000ll
-
-static char dir[] = "/tmp/sp_cli_diag_XXXXXX";
-static char out_text[1 << 16], err_text[1 << 14];
-
-static void slurp(const char *name, char *buf, size_t size)
-{
-    char path[300];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    size_t n = f ? fread(buf, 1, size - 1, f) : 0;
-    if (f) fclose(f);
-    buf[n] = '\0';
-}
-
-static int cli(const char *args)
-{
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "cd %s && %s %s >out 2>err", dir, SP_CLI, args);
-    int status = system(cmd);
-    slurp("out", out_text, sizeof out_text);
-    slurp("err", err_text, sizeof err_text);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static void save(sp_result *r, const char *name, sp_format format)
-{
-    char path[300];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    if (format == SP_FORMAT_JSON)
-        CHECK_EQ(SP_OK, sp_result_export(r, path, format));
-    else
-        CHECK_EQ(SP_OK, sp_result_export_protobuf(r, path));
-    sp_result_release(r);
-}
 
 static void make_files(void)
 {
@@ -98,12 +60,10 @@ static void test_diagnose_cli_results(void)
 
 int main(void)
 {
-    CHECK(mkdtemp(dir) != NULL);
+    cli_harness_start();
     make_files();
     RUN_TEST(test_diagnose_cli_usage);
     RUN_TEST(test_diagnose_cli_results);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    CHECK_EQ(0, system(cmd));
+    cli_harness_end();
     return TEST_SUMMARY();
 }

@@ -174,7 +174,7 @@ def check_demo(b, cli, trace, out, screenshot):
     check(b.evaluate("document.querySelectorAll('.verdict').length") >= 1, 'demo: the diagnosis is shown')
     if screenshot:
         b.open(page)
-        b.screenshot(screenshot)
+        b.screenshot(screenshot, max_height=1500)
         print('screenshot: ' + screenshot)
     return page
 

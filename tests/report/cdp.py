@@ -176,10 +176,11 @@ class Browser:
             self.call('Input.dispatchMouseEvent', {'type': kind, 'x': box[0], 'y': box[1], 'button': 'left',
                                                    'clickCount': 1})
 
-    def screenshot(self, path, width=1280):
+    def screenshot(self, path, width=1280, max_height=6000):
+        """The page's top, up to max_height pixels (the whole page when shorter)."""
         height = self.evaluate('document.documentElement.scrollHeight')
         self.call('Emulation.setDeviceMetricsOverride',
-                  {'width': width, 'height': min(int(height), 6000), 'deviceScaleFactor': 1, 'mobile': False})
+                  {'width': width, 'height': min(int(height), max_height), 'deviceScaleFactor': 1, 'mobile': False})
         shot = self.call('Page.captureScreenshot', {'format': 'png'})
         with open(path, 'wb') as f:
             f.write(base64.b64decode(shot['data']))

@@ -273,7 +273,8 @@ static const char convert_help[] =
     "Writes a saved result in another format, chosen by OUT's name: .pb for\n"
     "paddle's NodeTreesProto, .gz for gzip-compressed Chrome-trace JSON,\n"
     "anything else for Chrome-trace JSON; --format overrides the name. OUT\n"
-    "appears whole or not at all. JSON keeps host events only (no GPU records).\n"
+    "appears whole or not at all. Every format keeps the host events and the GPU\n"
+    "records.\n"
     "Values may be joined to their option: --output=OUT, --format=pb.\n";
 
 static int ends_with(const char *s, const char *suffix)

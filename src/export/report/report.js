@@ -10,7 +10,7 @@
   var SVGNS = 'http://www.w3.org/2000/svg';
   var PHASE_COLORS = ['#e4a11b', '#3b7dd8', '#8e5cc4', '#2a9d8f', '#d1495b', '#9aa0a6'];
   var TYPE_COLORS = {
-    Operator: '#3b7dd8', Dataloader: '#e4a11b', ProfileStep: '#c7cdd6', CudaRuntime: '#6d4c41',
+    Operator: '#3b7dd8', Dataloader: '#e4a11b', ProfileStep: '#8d99ae', CudaRuntime: '#6d4c41',
     Kernel: '#2e7d32', Memcpy: '#00838f', Memset: '#00acc1', UserDefined: '#f57c00',
     OperatorInner: '#7fa7e8', Forward: '#5c8fe0', Backward: '#8e5cc4', Optimization: '#2a9d8f',
     Communication: '#d1495b', PythonOp: '#9575cd', PythonUserDefined: '#ffb74d'
