@@ -9,6 +9,9 @@
  *   model      sp__model_build + sp__model_fini
  *   summary    sp_result_summary, default options, to /dev/null
  *   floor      one linear pass summing every event's duration (baseline)
+ * and, on a span of REPORT_EVENTS built the same way, the HTML report
+ * (sp_result_report, to a file) against the summary of that span: the
+ * report builds the same model and tables, then the page.
  * Ratios are against the floor measured in the same run, since the machines
  * are shared and absolute times drift.
  *
@@ -27,11 +30,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define TRIALS 3
 #define THREADS 4
 #define EVENTS 10000000u
+#define REPORT_EVENTS 1000000u
 #define OPS 32 /* forward operator kinds; each also has a _grad kind */
 #define LAYERS 40
 #define OPTIM 4
@@ -89,7 +95,7 @@ static size_t open_range(gen *g, uint32_t name, sp_event_type type)
     return g->t->count++;
 }
 
-static void close_range(gen *g, size_t i, uint32_t work_ns)
+static void end_range(gen *g, size_t i, uint32_t work_ns)
 {
     g->now += work_ns;
     if (i != SIZE_MAX) g->t->events[i].end_ns = g->now;
@@ -101,9 +107,9 @@ static void gen_op(gen *g, int kind)
     size_t o = open_range(g, g->ids->op[kind], SP_EVENT_OPERATOR);
     for (int k = 0; k < 2; k++) {
         size_t i = open_range(g, g->ids->inner[kind][k], SP_EVENT_OPERATOR_INNER);
-        close_range(g, i, k ? 1000 + rnd(g, 30000) : 300 + rnd(g, 700));
+        end_range(g, i, k ? 1000 + rnd(g, 30000) : 300 + rnd(g, 700));
     }
-    close_range(g, o, 100);
+    end_range(g, o, 100);
 }
 
 static void gen_step(gen *g, size_t step)
@@ -111,30 +117,30 @@ static void gen_step(gen *g, size_t step)
     const names *ids = g->ids;
     size_t s = open_range(g, ids->step[step], SP_EVENT_PROFILE_STEP);
     size_t d = open_range(g, ids->dataloader, SP_EVENT_DATALOADER);
-    close_range(g, d, 200000 + rnd(g, 2000000));
+    end_range(g, d, 200000 + rnd(g, 2000000));
     size_t f = open_range(g, ids->forward, SP_EVENT_FORWARD);
     int layers = 120 + (int)rnd(g, 60);
     for (int l = 0; l < layers; l++) {
         size_t u = open_range(g, ids->layer[rnd(g, LAYERS)], SP_EVENT_PYTHON_USER_DEFINED);
         for (int k = 4 + (int)rnd(g, 5); k > 0; k--) gen_op(g, (int)rnd(g, OPS));
-        close_range(g, u, 500);
+        end_range(g, u, 500);
     }
-    close_range(g, f, 1000);
+    end_range(g, f, 1000);
     size_t b = open_range(g, ids->backward, SP_EVENT_BACKWARD);
     for (int k = 1000 + (int)rnd(g, 400); k > 0; k--) gen_op(g, OPS + (int)rnd(g, OPS));
-    close_range(g, b, 1000);
+    end_range(g, b, 1000);
     size_t o = open_range(g, ids->optim, SP_EVENT_OPTIMIZATION);
     for (int k = 500 + (int)rnd(g, 200); k > 0; k--) gen_op(g, 2 * OPS + (int)rnd(g, OPTIM));
-    close_range(g, o, 1000);
-    close_range(g, s, 5000);
+    end_range(g, o, 1000);
+    end_range(g, s, 5000);
 }
 
-static sp_result *build_result(void)
+static sp_result *build_result(size_t events)
 {
     sp_result *r = sp__result_new();
     names ids;
     if (!r) return NULL;
-    ids.steps = EVENTS / THREADS / 9000 + 64; /* a step is ~8,500 events */
+    ids.steps = events / THREADS / 9000 + 64; /* a step is ~8,500 events */
     ids.step = malloc(sizeof *ids.step * ids.steps);
     r->threads = sp__alloc(sizeof *r->threads * THREADS);
     if (!ids.step || !r->threads) goto fail;
@@ -158,7 +164,7 @@ static sp_result *build_result(void)
         sp__thread *t = &r->threads[r->thread_count++];
         t->tid = 1000 + (uint64_t)i;
         t->name = intern(r, i ? "Thread-%d" : "MainThread", NULL, i);
-        t->cap = EVENTS / THREADS + (i < (int)(EVENTS % THREADS));
+        t->cap = events / THREADS + (i < (int)(events % THREADS));
         t->events = sp__alloc(sizeof *t->events * t->cap);
         if (!t->events) goto fail;
         gen g = {t, &ids, t0 + 1000 * i, 0x9e3779b97f4a7c15ull + (uint64_t)i};
@@ -197,6 +203,13 @@ static void run_model(void)
 static void run_summary(void)
 {
     if (sp_result_summary(subject, NULL, devnull) != SP_OK || fflush(devnull) != 0) failures++;
+}
+
+static char report_path[] = "/tmp/sp_bench_report_XXXXXX";
+
+static void run_report(void)
+{
+    if (sp_result_report(subject, NULL, report_path) != SP_OK) failures++;
 }
 
 static void run_floor(void)
@@ -240,7 +253,7 @@ static void row(const char *name, stats s, double events, stats floor)
 int main(void)
 {
     double t0 = now_s();
-    sp_result *r = build_result();
+    sp_result *r = build_result(EVENTS);
     devnull = fopen("/dev/null", "w");
     if (!r || !devnull) {
         fprintf(stderr, "bench_summary: out of memory or no /dev/null\n");
@@ -271,6 +284,29 @@ int main(void)
     printf("metric summary_events_per_s %.0f events/s\n", (double)events / summary.median);
     printf("metric model_s %.4f s min %.4f max %.4f\n", model.median, model.min, model.max);
     printf("metric summary_floor_s %.4f s\n", floor.median);
+    sp__result_free(r);
+
+    /* The report of a 1M-event span, beside that span's summary. */
+    int fd = mkstemp(report_path);
+    r = build_result(REPORT_EVENTS);
+    if (fd < 0 || !r) {
+        fprintf(stderr, "bench_summary: no temporary file or out of memory\n");
+        return 1;
+    }
+    close(fd);
+    subject = r;
+    stats small_summary = measure(run_summary);
+    stats report = measure(run_report);
+    struct stat st;
+    double mb = stat(report_path, &st) == 0 ? (double)st.st_size / (1024.0 * 1024.0) : -1;
+    unlink(report_path);
+    printf("\nHTML report of %uM events: %.3f s (target < 2 s), %.2f MiB (target < 2 MiB), "
+           "%.2fx the summary of the same span (%.3f s)\n",
+           REPORT_EVENTS / 1000000, report.median, mb, report.median / small_summary.median,
+           small_summary.median);
+    printf("metric report_1m_s %.4f s min %.4f max %.4f\n", report.median, report.min, report.max);
+    printf("metric report_1m_mib %.3f MiB\n", mb);
+    printf("metric report_over_summary %.3f x\n", report.median / small_summary.median);
     sp__result_free(r);
     fclose(devnull);
     return failures ? 1 : 0;

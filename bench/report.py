@@ -47,6 +47,8 @@ TARGETS = [
     ("result_bytes_per_event", "<=", 64.0, "<= 64 bytes per event after stop", "{:.1f} B"),
     ("stop_events_per_s", ">=", 20e6, "stop and collect >= 20 M events/s", "{:.1f} M/s"),
     ("summary_events_per_s", ">=", 10e6, "summary tables >= 10 M events/s", "{:.1f} M/s"),
+    ("report_1m_s", "<=", 2.0, "HTML report of a 1M-event span written in < 2 s", "{:.3f} s"),
+    ("report_1m_mib", "<=", 2.0, "HTML report of a 1M-event span < 2 MiB", "{:.2f} MiB"),
     ("json_events_per_s", ">=", 5e6, "JSON export >= 5 M events/s", "{:.1f} M/s"),
     ("json_bytes_per_event", "<=", 100.0, "JSON <= 100 bytes per event", "{:.1f} B"),
     ("protobuf_events_per_s", ">=", 10e6, "protobuf export >= 10 M events/s", "{:.1f} M/s"),
@@ -108,6 +110,7 @@ CONTEXT = [
     ("protobuf_bytes_per_event", "protobuf bytes per event"),
     ("summary_s", "summary of the 10M-event span, s"),
     ("model_s", "analysis model build of the same span, s"),
+    ("report_over_summary", "HTML report / summary tables of the same 1M-event span, x"),
     ("python_record_event_not_recording_ns", "Python RecordEvent while not recording, ns"),
     ("torch_record_function_ns", "torch.profiler.record_function while profiling, ns"),
     ("gpu_launch_untraced", "GPU: empty-kernel launch, untraced, ns"),
@@ -179,6 +182,8 @@ PLAUSIBLE = {
     "result_bytes_per_event": (8.0, 1e5),
     "stop_events_per_s": (1.0, 1e10),
     "summary_events_per_s": (1.0, 1e10),
+    "report_1m_s": (1e-4, 1e4),
+    "report_1m_mib": (0.01, 1e4),  # the script and style alone are tens of KiB
     "json_events_per_s": (1.0, 1e10),
     "json_bytes_per_event": (10.0, 1e5),  # the braces and keys alone
     "protobuf_events_per_s": (1.0, 1e10),
