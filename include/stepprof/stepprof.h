@@ -1184,6 +1184,23 @@ SP_API sp_status sp_result_compare_steps(const sp_result *base, const sp_result 
                                          const char *metric, double threshold,
                                          sp_step_comparison *out);
 
+/* ---- Many ranks (semantics.md §6.10) ---- */
+
+/* Prints the cross-rank summary of a distributed job from one result per
+ * rank: per rank the step time split into compute, communication, overlap,
+ * exposed communication and idle (means per step); per collective its calls,
+ * time and the ranks' wait; and the stragglers: the rank that made the
+ * others wait in a collective, the phase of the step where it fell behind,
+ * by how much, and in which steps. Collectives are matched across ranks by
+ * their order, and waits are read from their durations, so the ranks need
+ * no common clock. ranks[i] is the rank of results[i] (NULL: its position);
+ * time_unit is "s", "ms" (NULL), "us" or "ns".
+ * Errors: SP_EINVAL (NULL or empty input, a rank given twice, an unknown
+ * unit), SP_ENOMEM, SP_EIO.
+ * Threads: any (results are immutable). */
+SP_API sp_status sp_results_rank_summary(const sp_result *const *results, const int64_t *ranks,
+                                         size_t count, const char *time_unit, FILE *out);
+
 /* ---- The HTML report (docs/report.md) ---- */
 
 typedef struct sp_report_options {
