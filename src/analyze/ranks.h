@@ -19,6 +19,7 @@
 #define SP_ANALYZE_RANKS_H
 
 #include "steps.h"
+#include "table.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -77,8 +78,12 @@ typedef struct sp__ranks {
 int sp__ranks_build(const sp_result *const *results, const int64_t *rank, size_t n, sp__ranks *out);
 void sp__ranks_fini(sp__ranks *r);
 
-/* Appends the three tables of semantics.md §6.10 (table_ranks.c), times in
- * unit ("s", "ms", "us" or "ns"). */
+/* The tables of semantics.md §6.10 (table_ranks.c), times in unit ("s",
+ * "ms", "us" or "ns"): 0 Cross-rank, 1 Collective, 2 Straggler Summary.
+ * NULL when memory ran out (or for another which). */
+#define SP__RANKS_TABLES 3
+sp__table *sp__ranks_table(const sp__ranks *r, int which, const char *unit);
+/* Appends the three tables; out->failed when memory ran out. */
 void sp__ranks_render(const sp__ranks *r, const char *unit, sp__buf *out);
 
 #endif

@@ -12,15 +12,12 @@
 
 static void cell_time(char *out, size_t size, double ns, const char *unit) { sp__fmt_time(out, size, ns, unit); }
 
-static void rank_table(const sp__ranks *x, const char *unit, sp__buf *out)
+static sp__table *rank_table(const sp__ranks *x, const char *unit)
 {
     static const char *const head[] = {"Rank", "Steps", "Step", "Compute", "Communication",
                                        "Overlap", "Exposed Comm.", "Idle", "Collectives"};
     sp__table *t = sp__table_new(9);
-    if (!t) {
-        out->failed = 1;
-        return;
-    }
+    if (!t) return NULL;
     for (size_t c = 0; c < 9; c++)
         sp__table_column(t, c, c == 0 || c == 1 ? 6 : 14, 1);
     sp__table_title(t, "Cross-rank Summary");
@@ -46,18 +43,14 @@ static void rank_table(const sp__ranks *x, const char *unit, sp__buf *out)
     }
     sp__table_separator(t);
     sp__table_blank(t);
-    sp__table_render(t, out);
-    sp__table_free(t);
+    return t;
 }
 
-static void collective_table(const sp__ranks *x, const char *unit, sp__buf *out)
+static sp__table *collective_table(const sp__ranks *x, const char *unit)
 {
     static const char *const head[] = {"Name", "Calls", "Time (median rank)", "Avg", "Wait (median)"};
     sp__table *t = sp__table_new(5);
-    if (!t) {
-        out->failed = 1;
-        return;
-    }
+    if (!t) return NULL;
     sp__table_column(t, 0, 24, 1);
     for (size_t c = 1; c < 5; c++)
         sp__table_column(t, c, c == 1 ? 8 : 20, 1);
@@ -86,19 +79,15 @@ static void collective_table(const sp__ranks *x, const char *unit, sp__buf *out)
     }
     sp__table_separator(t);
     sp__table_blank(t);
-    sp__table_render(t, out);
-    sp__table_free(t);
+    return t;
 }
 
-static void straggler_table(const sp__ranks *x, const char *unit, sp__buf *out)
+static sp__table *straggler_table(const sp__ranks *x, const char *unit)
 {
     static const char *const head[] = {"Rank", "Behind in", "Collectives", "Others waited", "Phase excess",
                                        "Steps"};
     sp__table *t = sp__table_new(6);
-    if (!t) {
-        out->failed = 1;
-        return;
-    }
+    if (!t) return NULL;
     for (size_t c = 0; c < 6; c++)
         sp__table_column(t, c, c == 0 ? 6 : 14, 1);
     sp__table_title(t, "Straggler Summary");
@@ -111,9 +100,7 @@ static void straggler_table(const sp__ranks *x, const char *unit, sp__buf *out)
     if (x->nstrag == 0) {
         sp__table_text(t, x->nrows < 2 ? "One rank only: no rank to wait for." : "No straggler: no rank made the others wait.");
         sp__table_blank(t);
-        sp__table_render(t, out);
-        sp__table_free(t);
-        return;
+        return t;
     }
     sp__table_separator(t);
     sp__table_header(t, head);
@@ -137,15 +124,27 @@ static void straggler_table(const sp__ranks *x, const char *unit, sp__buf *out)
     }
     sp__table_separator(t);
     sp__table_blank(t);
-    sp__table_render(t, out);
-    sp__table_free(t);
+    return t;
+}
+
+sp__table *sp__ranks_table(const sp__ranks *x, int which, const char *unit)
+{
+    switch (which) {
+    case 0: return rank_table(x, unit);
+    case 1: return collective_table(x, unit);
+    case 2: return straggler_table(x, unit);
+    default: return NULL;
+    }
 }
 
 void sp__ranks_render(const sp__ranks *x, const char *unit, sp__buf *out)
 {
-    rank_table(x, unit, out);
-    collective_table(x, unit, out);
-    straggler_table(x, unit, out);
+    for (int which = 0; which < SP__RANKS_TABLES; which++) {
+        sp__table *t = sp__ranks_table(x, which, unit);
+        if (!t || sp__table_failed(t)) out->failed = 1;
+        if (t) sp__table_render(t, out);
+        sp__table_free(t);
+    }
 }
 
 sp_status sp_results_rank_summary(const sp_result *const *results, const int64_t *ranks, size_t count,

@@ -85,6 +85,13 @@ def check_cases(b, cases):
         elif name == 'big_step':
             check(b.evaluate("document.getElementById('tl-svg').getAttribute('data-drawn')") == '20000',
                   'big_step: the timeline draws the 20,000 events kept')
+        elif name == 'ranks':
+            views = b.evaluate("Array.from(document.querySelectorAll('#ranks .sp-table')).map(e => e.dataset.view)")
+            check(views == ['Ranks', 'Collectives', 'Stragglers'], 'ranks: the cross-rank tables: %r' % views)
+            row = b.evaluate("Array.from(document.querySelectorAll('.sp-table[data-view=Stragglers] tbody tr'))"
+                             ".map(tr => Array.from(tr.cells).map(td => td.textContent))")
+            check(len(row) == 1 and row[0][:3] == ['2', 'Dataloader', '3'] and row[0][5] == '#0, #3, #6',
+                  'ranks: the straggler row names rank 2, Dataloader, steps #0, #3, #6: %r' % row)
         elif name == 'full':
             check(b.evaluate("document.querySelectorAll('#step-chart .step-bar').length") == 10, 'full: 10 step bars')
             check(b.evaluate("document.querySelectorAll('#memory-chart polyline').length") == 2,

@@ -7,6 +7,7 @@
  * arguments and failed allocations give a status and no file.
  * tests/report/browser_check.py then opens every page of report_cases/ in
  * headless Chromium. */
+#include "analyze/synth_ranks.h"
 #include "analyze/synth_steps.h"
 
 #include <errno.h>
@@ -267,6 +268,40 @@ static void test_report_big_step(void)
     sp_result_release(r);
 }
 
+/* Four ranks, rank 2 loading 30 ms longer every third step: the page has
+ * the cross-rank tables, and names the straggler. */
+static void test_report_ranks(void)
+{
+    sp_result *r[RANKS];
+    int64_t ids[RANKS];
+    for (int i = 0; i < RANKS; i++) {
+        r[i] = rank_result(i, 2, 30, 0);
+        ids[i] = i;
+    }
+    sp_report_options o;
+    sp_report_options_init(&o);
+    o.ranks = (const sp_result *const *)r;
+    o.rank_ids = ids;
+    o.rank_count = RANKS;
+    o.source = "rank 0";
+    CHECK_OK(sp_result_report(r[0], &o, CASES "/ranks.html"));
+    size_t len = 0;
+    char *page = read_file(CASES "/ranks.html", &len);
+    CHECK(page != NULL);
+    if (page) {
+        CHECK(strstr(page, "\"ranks\": {\"ids\": [0, 1, 2, 3], \"tables\": [{\"view\": \"Ranks\"") != NULL);
+        CHECK(strstr(page, "\"stragglers\": 1}") != NULL);
+        CHECK(strstr(page, "[\"row\", \"2\", \"Dataloader\", \"3\"") != NULL);
+    }
+    free(page);
+    ids[3] = 1;
+    CHECK_EQ(SP_EINVAL, sp_result_report(r[0], &o, CASES "/ranks_dup.html"));
+    CHECK(strstr(sp_last_error(), "rank 1 is given twice") != NULL);
+    CHECK(access(CASES "/ranks_dup.html", F_OK) != 0);
+    for (int i = 0; i < RANKS; i++)
+        sp_result_release(r[i]);
+}
+
 static void test_report_bad_arguments(void)
 {
     sp_result *r = sp__result_new();
@@ -312,6 +347,7 @@ int main(void)
     RUN_TEST(test_report_edges);
     RUN_TEST(test_report_many_threads);
     RUN_TEST(test_report_big_step);
+    RUN_TEST(test_report_ranks);
     RUN_TEST(test_report_bad_arguments);
     RUN_TEST(test_report_out_of_memory);
     return TEST_SUMMARY();

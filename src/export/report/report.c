@@ -7,6 +7,7 @@
 
 #include "export.h"
 #include "json_escape.h"
+#include "ranks.h"
 
 #include <string.h>
 
@@ -75,8 +76,32 @@ static const char *page_title(const sp_result *r, const sp_report_options *o)
     return "stepprof report";
 }
 
+/* The cross-rank tables, or null with fewer than two ranks. */
+static void put_ranks(sp__buf *b, const sp__ranks *x)
+{
+    if (!x || x->nrows < 2) {
+        sp__buf_puts(b, "null");
+        return;
+    }
+    sp__buf_puts(b, "{\"ids\": [");
+    for (size_t i = 0; i < x->nrows; i++)
+        sp__buf_printf(b, "%s%lld", i ? ", " : "", (long long)x->rows[i].rank);
+    sp__buf_puts(b, "], \"tables\": [");
+    static const char *const views[SP__RANKS_TABLES] = {"Ranks", "Collectives", "Stragglers"};
+    for (int k = 0; k < SP__RANKS_TABLES; k++) {
+        sp__table *t = sp__ranks_table(x, k, "ms");
+        if (!t || sp__table_failed(t)) b->failed = 1;
+        if (t) {
+            if (k) sp__buf_puts(b, ",\n  ");
+            sp__report_table(b, views[k], t);
+        }
+        sp__table_free(t);
+    }
+    sp__buf_printf(b, "], \"stragglers\": %zu}", x->nstrag);
+}
+
 static void put_data(sp__buf *b, const sp_result *r, const sp_report_options *o, analysed *run,
-                     analysed *base, const char *title)
+                     analysed *base, const sp__ranks *ranks, const char *title)
 {
     sp__buf_puts(b, "{\"generator\": \"stepprof " SP_VERSION_STRING "\", \"title\": ");
     sp__json_put_string(b, title, strlen(title));
@@ -87,7 +112,35 @@ static void put_data(sp__buf *b, const sp_result *r, const sp_report_options *o,
         sp__report_data(b, o->baseline, &base->m, &base->d, o->baseline_source);
     else
         sp__buf_puts(b, "null");
+    sp__buf_puts(b, ",\n\"ranks\": ");
+    put_ranks(b, ranks);
     sp__buf_puts(b, "}\n");
+}
+
+/* Checks opts->ranks and analyses them; *built tells whether x holds
+ * something to free. */
+static sp_status analyse_ranks(const sp_report_options *o, sp__ranks *x, int *built)
+{
+    *built = 0;
+    if (o->rank_count < 2 || !o->ranks) return SP_OK;
+    int64_t *ids = sp__alloc(sizeof *ids * o->rank_count);
+    if (!ids) return sp__fail(SP_ENOMEM, "out of memory");
+    sp_status s = SP_OK;
+    for (size_t i = 0; i < o->rank_count && s == SP_OK; i++) {
+        ids[i] = o->rank_ids ? o->rank_ids[i] : (int64_t)i;
+        if (!o->ranks[i]) s = sp__fail(SP_EINVAL, "sp_result_report: rank result %zu is NULL", i);
+        for (size_t j = 0; j < i && s == SP_OK; j++)
+            if (ids[j] == ids[i])
+                s = sp__fail(SP_EINVAL, "sp_result_report: rank %lld is given twice", (long long)ids[i]);
+    }
+    if (s == SP_OK) {
+        if (sp__ranks_build(o->ranks, ids, o->rank_count, x) != 0)
+            s = sp__fail(SP_ENOMEM, "out of memory analysing the ranks for the report");
+        else
+            *built = 1;
+    }
+    sp__free(ids);
+    return s;
 }
 
 static void put_page(sp__buf *page, const sp__buf *data, const char *title)
@@ -118,16 +171,20 @@ sp_status sp_result_report(const sp_result *r, const sp_report_options *opts, co
     if (!opts) opts = &defaults;
     if (!r || !path || !*path) return sp__fail(SP_EINVAL, "sp_result_report: result and path are required");
     analysed run, base;
+    memset(&run, 0, sizeof run);
     memset(&base, 0, sizeof base);
-    sp_status s = SP_OK;
-    if (analyse(&run, r) != 0 || (opts->baseline && analyse(&base, opts->baseline) != 0))
+    sp__ranks ranks;
+    int ranked = 0;
+    sp_status s = analyse_ranks(opts, &ranks, &ranked);
+    if (s == SP_OK && (analyse(&run, r) != 0 || (opts->baseline && analyse(&base, opts->baseline) != 0)))
         s = sp__fail(SP_ENOMEM, "out of memory analysing the result for the report");
     const char *title = page_title(r, opts);
     sp__buf data;
     sp__buf_init(&data);
-    if (s == SP_OK) put_data(&data, r, opts, &run, &base, title);
+    if (s == SP_OK) put_data(&data, r, opts, &run, &base, ranked ? &ranks : NULL, title);
     analysed_fini(&run);
     analysed_fini(&base);
+    if (ranked) sp__ranks_fini(&ranks);
     if (s == SP_OK && data.failed) s = sp__fail(SP_ENOMEM, "out of memory writing the report");
     sp__out *out = NULL;
     if (s == SP_OK) s = sp__out_open(&out, path, 0);

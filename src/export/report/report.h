@@ -17,6 +17,7 @@
 
 #include "diagnose.h"
 #include "model.h"
+#include "table.h"
 
 /* The page's fixed parts, NUL-terminated (generated from report.js and
  * report.css by cmake/embed.cmake). */
@@ -41,6 +42,9 @@ void sp__report_data(sp__buf *b, const sp_result *r, const sp__model *m, const s
 
 /* The report's time origin: the first step's start, else the span's. */
 int64_t sp__report_origin(const sp__model *m, const sp__steps *s);
+
+/* Appends a table as {"view": view, "lines": [["kind", cells...], ...]}. */
+void sp__report_table(sp__buf *b, const char *view, const sp__table *t);
 
 /* Appends "top_ops", "top_kernels", "gpu_util" and "memory" members, each
  * followed by ','. */

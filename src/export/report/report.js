@@ -96,6 +96,8 @@
         return 'GPU ' + d.id + ': ' + d.name; }).join(', ') : 'CPU only'],
       ['Options', run.options.length ? run.options.join(', ') : 'none']
     ];
+    if (data.ranks) items.splice(1, 0, ['Ranks', data.ranks.ids.length + ': ' + data.ranks.ids.join(', ') +
+      ' (the page shows the first; the Ranks section compares them all)']);
     if (base) items.push(['Baseline', (base.source || base.program || 'baseline') +
       (base.steps ? ', ' + base.steps.list.length + ' steps' : ', no steps')]);
     var meta = el('div', {class: 'meta', id: 'meta'});
@@ -130,6 +132,15 @@
         el('h3', {text: v.title}), el('div', {text: v.evidence}),
         el('div', {class: 'rec'}, el('b', {text: 'Recommendation: '}), v.recommendation)));
     });
+  }
+
+  /* ---- ranks ---- */
+  function ranksSection() {
+    if (!data.ranks) return;
+    var s = section('ranks', 'Ranks');
+    s.appendChild(el('p', {class: 'note', text: 'One row per rank of the job: each figure a mean per step ' +
+      '(time unit ms). A straggler is the rank the others waited for in a collective.'}));
+    data.ranks.tables.forEach(function (t) { s.appendChild(renderTable(t, null)); });
   }
 
   /* ---- step breakdown ---- */
@@ -538,11 +549,12 @@
           table.appendChild(body);
           box.appendChild(el('div', {class: 'scroll'}, table));
         }
-        var was = baseBy[tableKey(t.view, sec, ln[1])];
+        var compare = base && baseBy !== null;
+        var was = compare ? baseBy[tableKey(t.view, sec, ln[1])] : undefined;
         var row = el('tr');
         ln.slice(1).forEach(function (c, i) {
           var td = el('td', {'data-v': c, text: c});
-          if (base && i > 0) {
+          if (compare && i > 0) {
             if (!was) {
               if (i === 1) td.appendChild(el('span', {class: 'was', text: 'not in the baseline'}));
             } else {
@@ -575,6 +587,7 @@
 
   header();
   diagnosis();
+  ranksSection();
   stepsSection();
   topSection();
   gpuSection();

@@ -152,7 +152,7 @@ static const char *const line_kinds[] = {"title", "text", "separator", "header",
  * lines only draw text tables and are left out. Past SP__REPORT_TABLE_ROWS
  * rows in a section (the rows after a header or a title line), the rest
  * are counted in a ["cut", n] line. */
-static void put_table(sp__buf *b, const char *view, const sp__table *t)
+void sp__report_table(sp__buf *b, const char *view, const sp__table *t)
 {
     sp__buf_puts(b, "{\"view\": ");
     put_str(b, view);
@@ -215,7 +215,7 @@ static void put_tables(sp__buf *b, const sp_result *r, const sp__model *m)
         if (views[i].fn(m, &o, &t) != 0) b->failed = 1;
         if (!t) continue;
         sp__buf_puts(b, sep);
-        put_table(b, views[i].view, t);
+        sp__report_table(b, views[i].view, t);
         sp__table_free(t);
         sep = ",\n  ";
     }
