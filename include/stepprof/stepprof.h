@@ -595,7 +595,8 @@ SP_API sp_status sp_profiler_start(sp_profiler *prof);
 /* Ends step N and begins step N+1: closes "ProfileStep#N", asks the
  * scheduler for N+1, runs the transition (which may collect a span and call
  * on_trace_ready), then opens "ProfileStep#N+1". num_samples is the batch
- * size for the benchmark timer, or -1 if unknown.
+ * size, or -1 if unknown: the benchmark timer uses it, and a recorded step
+ * keeps it (SP_EVENT_FLAG_SAMPLES) for the throughput figures.
  * Errors: SP_ESTATE if not started or already stopped (counted as misuse),
  * SP_EBUSY as for start (also from on_trace_ready), SP_ENOMEM if a span could
  * not be collected (it is lost; the previous result stays).
@@ -859,7 +860,11 @@ enum {
      * Every piece has SPLIT; every piece but the first also SPLIT_CONT (so a
      * count of calls can skip those). Counted once per range as split_ranges. */
     SP_EVENT_FLAG_SPLIT = 1u << 4,
-    SP_EVENT_FLAG_SPLIT_CONT = 1u << 5
+    SP_EVENT_FLAG_SPLIT_CONT = 1u << 5,
+    /* A ProfileStep range whose num_samples was given (sp_profiler_step's
+     * argument >= 0): value holds it. Without the flag the step's sample
+     * count is unknown, which is not the same as 0. */
+    SP_EVENT_FLAG_SAMPLES = 1u << 6
 };
 
 typedef struct sp_thread_info {
@@ -877,7 +882,7 @@ typedef struct sp_event_info {
     int64_t end_ns;
     int64_t parent;        /* index of the enclosing range in this thread, -1 for none */
     uint32_t depth;        /* 0 for outermost */
-    double value;          /* counter value, else 0 */
+    double value;          /* counter value; num_samples with SP_EVENT_FLAG_SAMPLES; else 0 */
 } sp_event_info;
 
 /* Number of threads that recorded in the span, in ascending tid order.

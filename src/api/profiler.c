@@ -450,14 +450,17 @@ static void open_step_event(sp_profiler *p)
 }
 
 /* The step is recorded as one complete range rather than begin/end, so a
- * user range left open across step() cannot be mistaken for its end. */
-static void close_step_event(sp_profiler *p)
+ * user range left open across step() cannot be mistaken for its end. A
+ * known num_samples (>= 0) goes right behind it, for the throughput
+ * figures; stop() closes the last step with none. */
+static void close_step_event(sp_profiler *p, int64_t num_samples)
 {
     if (!p->step_open) return;
     p->step_open = 0;
     char name[48];
     int len = snprintf(name, sizeof name, "ProfileStep#%lld", (long long)p->step_num);
     sp_range_add(SP_EVENT_PROFILE_STEP, name, (size_t)len, p->step_begin_ticks, sp__ticks());
+    if (num_samples >= 0) sp__step_samples((double)num_samples);
 }
 
 /* ---- public API ---- */
@@ -634,7 +637,7 @@ static sp_status step_locked(sp_profiler *p, int64_t num_samples)
         p->step_num++;
         return SP_OK;
     }
-    close_step_event(p);
+    close_step_event(p, num_samples);
     p->step_num++;
     sp_status s = transition(p, sp_scheduler_state(&p->opts.scheduler, p->step_num));
     open_step_event(p);
@@ -645,7 +648,7 @@ static sp_status step_locked(sp_profiler *p, int64_t num_samples)
  * asked. Returns the collection's status (a lost span is an error). */
 static sp_status finish(sp_profiler *p, int fire)
 {
-    close_step_event(p);
+    close_step_event(p, -1);
     if (p->state == SP_STATE_READY)
         sp__profiler_warn(p, "Improper profiler state transition: READY->CLOSED, profiler will "
                              "start and stop without saving data");
