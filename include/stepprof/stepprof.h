@@ -1063,12 +1063,28 @@ typedef enum sp_summary_view {
     SP_VIEW_UDF = 8
 } sp_summary_view;
 
+/* When sp_result_summary prints the Throughput Summary (docs/semantics.md
+ * §11: step time, samples/s, tokens/s, FLOPs per step, achieved FLOP/s and
+ * MFU, per step's median and over all steps). */
+typedef enum sp_throughput_mode {
+    SP_THROUGHPUT_OFF = 0,  /* never: paddle's tables only (the default) */
+    SP_THROUGHPUT_AUTO = 1, /* when some step has num_samples, or a figure below is given */
+    SP_THROUGHPUT_ON = 2    /* always (a figure that cannot be known says why) */
+} sp_throughput_mode;
+
 typedef struct sp_summary_options {
     sp_sorted_key sorted_by; /* default SP_SORTED_CPU_TOTAL */
     bool op_detail;          /* default true: inner rows under each operator */
     bool thread_sep;         /* default false: all threads merged */
     const char *time_unit;   /* "s", "ms" (default), "us" or "ns" */
     unsigned views;          /* bits (1u << SP_VIEW_*); 0 means every view */
+    /* The Throughput Summary, printed after the tables and before the
+     * counters. Each figure below is 0 when not given; given, it must be
+     * finite, above 0 and at most 1e12, 1e30 and 1e9 in turn. */
+    sp_throughput_mode throughput; /* default SP_THROUGHPUT_OFF */
+    double tokens_per_sample;      /* tokens/s = samples/s x this */
+    double flops_per_step;         /* FLOPs of one step, instead of the with_flops records' */
+    double peak_tflops;            /* the hardware's peak TFLOP/s, instead of the GPU table */
 } sp_summary_options;
 
 /* Fills opts with paddle's summary() defaults. Threads: any. */
@@ -1080,9 +1096,11 @@ SP_API void sp_summary_options_init(sp_summary_options *opts);
  * of the span is non-zero. A span without events prints one notice line
  * instead. A table without data in this span (no kernels, no memory events,
  * a single Model item, no communication) is left out, as paddle does.
+ * With opts.throughput, the Throughput Summary follows the tables.
  * opts may be NULL for the defaults.
- * Errors: SP_EINVAL (NULL result or out, unknown time unit, sort key or view
- * bits), SP_ENOMEM, SP_EIO (write error).
+ * Errors: SP_EINVAL (NULL result or out, unknown time unit, sort key, view
+ * bits or throughput mode, a throughput figure out of range), SP_ENOMEM,
+ * SP_EIO (write error).
  * Threads: any (a result is immutable). */
 SP_API sp_status sp_result_summary(const sp_result *result, const sp_summary_options *opts, FILE *out);
 

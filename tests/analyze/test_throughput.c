@@ -5,7 +5,7 @@
  * unknown, and edges (zero-length steps, no steps, steps without
  * num_samples, absurd inputs) that must never give nan or inf. */
 #include "fixture.h"
-#include "throughput.h"
+#include "throughput_text.h"
 
 #include <math.h>
 
@@ -286,8 +286,38 @@ static void test_throughput_absurd_inputs(void)
     sp_result_release(r);
 }
 
+/* The text names the table row, the device and the FLOPs' source, and
+ * flags an MFU above 100%. */
+static void test_throughput_text_notes(void)
+{
+    sp_result *r = four_steps();
+    add_flops(r, 10 * MS, 3000000000000ull);
+    add_gpu(r, 0, "NVIDIA H100 80GB HBM3");
+    sp__throughput t;
+    CHECK_EQ(0, sp__throughput_build(r, NULL, &t));
+    sp__buf b;
+    sp__buf_init(&b);
+    CHECK_EQ(0, sp__throughput_render(&t, "ms", &b));
+    const char *s = sp__buf_cstr(&b);
+    CHECK(strstr(s, "Peak: 989.40 TFLOP/s: 1 x NVIDIA H100 80GB HBM3 (table row H100 SXM, dense BF16/FP16).\n"));
+    CHECK(strstr(s, "FLOPs per step: recorded (with_flops)"));
+    CHECK(strstr(s, "MFU (%)                   0.00             0.76             \n"));
+    CHECK(strstr(s, "above 100%") == NULL);
+    sp__throughput_fini(&t);
+    sp__buf_fini(&b);
+    sp__buf_init(&b);
+    sp__tput_opts tiny = {0, 0, 1e-3}; /* 1 GFLOP/s: MFU far above 100% */
+    CHECK_EQ(0, sp__throughput_build(r, &tiny, &t));
+    CHECK_EQ(0, sp__throughput_render(&t, "ms", &b));
+    CHECK(strstr(sp__buf_cstr(&b), "MFU above 100%: the FLOPs per step or the peak is wrong.\n"));
+    sp__throughput_fini(&t);
+    sp__buf_fini(&b);
+    sp_result_release(r);
+}
+
 int main(void)
 {
+    RUN_TEST(test_throughput_text_notes);
     RUN_TEST(test_throughput_samples_and_tokens);
     RUN_TEST(test_throughput_recorded_flops_and_given_peak);
     RUN_TEST(test_throughput_peak_from_the_table);
