@@ -1064,7 +1064,7 @@ typedef enum sp_summary_view {
 } sp_summary_view;
 
 /* When sp_result_summary prints the Throughput Summary (docs/semantics.md
- * §11: step time, samples/s, tokens/s, FLOPs per step, achieved FLOP/s and
+ * §10: step time, samples/s, tokens/s, FLOPs per step, achieved FLOP/s and
  * MFU, per step's median and over all steps). */
 typedef enum sp_throughput_mode {
     SP_THROUGHPUT_OFF = 0,  /* never: paddle's tables only (the default) */

@@ -24,7 +24,7 @@
  * (181); L4 datasheet (121); V100 datasheet (SXM2 125, PCIe 112, V100S
  * 130); T4 datasheet (65, mixed precision); Ada Lovelace architecture
  * whitepaper (RTX 4090: 165.2 with FP32 accumulate); Ampere GA102
- * whitepaper (RTX 3090: 71 with FP32 accumulate). docs/semantics.md §11
+ * whitepaper (RTX 3090: 71 with FP32 accumulate). docs/semantics.md §10
  * lists the same rows. */
 static const struct peak_row {
     const char *model, *variant, *row;

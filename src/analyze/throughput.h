@@ -1,5 +1,5 @@
 /* throughput.h: how fast the recorded steps went and how much of the
- * hardware they used (semantics.md §11): per step and over all steps, the
+ * hardware they used (semantics.md §10): per step and over all steps, the
  * step time, samples/s, tokens/s, FLOPs per step, achieved FLOP/s and MFU
  * (model FLOPs utilisation = achieved FLOP/s / the hardware's peak).
  *

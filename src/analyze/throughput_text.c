@@ -2,7 +2,7 @@
  * sp_result_summary with opts.throughput) prints after paddle's tables: the
  * figures of throughput.h as a table of the same layout (table.h), an
  * unknown figure as "unknown", and a note saying where FLOPs and the peak
- * came from and why any figure is unknown (semantics.md §11). */
+ * came from and why any figure is unknown (semantics.md §10). */
 #include "throughput_text.h"
 #include "table.h"
 
