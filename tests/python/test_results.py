@@ -214,3 +214,28 @@ def test_names_past_the_intern_table_and_odd_names_are_recorded():
     # counted as names_cut (issue 17; it used to end the name silently).
     assert got == names[:-1] + ["nul\ufffdbyte"]
     assert prof.get_result().counters["names_cut"] == 1
+
+
+
+def test_step_num_samples_reaches_every_saved_format():
+    """profiler.step(num_samples=32) is kept on each ProfilerStep#N of the
+    trace (args.num_samples) and of the .pb (SP_EVENT_FLAG_SAMPLES, the count
+    in value, as events() gives them); the step closed by stop() has none."""
+    from conftest import load_trace
+    samples_flag = 1 << 6
+    with profiler.Profiler(on_trace_ready=profiler.export_chrome_tracing("./o")) as prof:
+        for _ in range(3):
+            with profiler.RecordEvent("forward", TracerEventType.Forward):
+                sum(range(100))
+            prof.step(num_samples=32)
+    prof.export("./run.pb", "pb")
+    (path,) = trace_files("./o")
+    steps = {e["name"]: e["args"] for e in load_trace(path)["traceEvents"]
+             if e.get("name", "").startswith("ProfilerStep#")}
+    assert [steps[f"ProfilerStep#{i}"].get("num_samples") for i in range(4)] == [32, 32, 32, None]
+    for saved in (path, "./run.pb"):
+        loaded = profiler.load_profiler_result(saved)
+        got = [(e.name, e.value if e.flags & samples_flag else None)
+               for e in loaded.events(0) if e.type == TracerEventType.ProfileStep]
+        assert got == [("ProfileStep#0", 32), ("ProfileStep#1", 32), ("ProfileStep#2", 32),
+                       ("ProfileStep#3", None)]
