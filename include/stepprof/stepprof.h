@@ -539,6 +539,15 @@ typedef struct sp_options {
      * when the call that ran the hook returns. NULL (the default): none. */
     void (*span_hook)(sp_profiler *prof, sp_span_event event, void *user);
     void *span_hook_user;
+    /* Throughput rows of the Perf Summary printed at stop (docs/semantics.md
+     * §7), over the same steps 11 to N: with tokens_per_sample, "tokens/s"
+     * (ips x it; only when every step gave num_samples); with flops_per_step,
+     * "TFLOP/s" (FLOPs / batch_cost); with both it and peak_tflops (the
+     * hardware's peak TFLOP/s), "MFU (%)". 0 (the default) means not given,
+     * and with none given the Perf Summary is paddle's text exactly. A value
+     * must otherwise be finite, above 0 and at most 1e12, 1e30 and 1e9 in
+     * turn, else create fails with SP_EINVAL. */
+    double tokens_per_sample, flops_per_step, peak_tflops;
 } sp_options;
 
 /* Fills opts with the defaults. Always call it before setting fields, so that

@@ -483,6 +483,16 @@ static sp_status check_options(const sp_options *o)
             return SP_EINVAL;
     }
     if (o->targets & ~0xFu) return sp__fail(SP_EINVAL, "unknown profiler target bits 0x%x", o->targets);
+    const struct {
+        const char *name;
+        double v, max;
+    } figures[] = {{"tokens_per_sample", o->tokens_per_sample, 1e12},
+                   {"flops_per_step", o->flops_per_step, 1e30},
+                   {"peak_tflops", o->peak_tflops, 1e9}};
+    for (size_t i = 0; i < sizeof figures / sizeof *figures; i++)
+        if (figures[i].v != 0 && !(figures[i].v > 0 && figures[i].v <= figures[i].max))
+            return sp__fail(SP_EINVAL, "sp_options.%s must be 0 (not given) or a number above 0 and "
+                                       "at most %g, not %g", figures[i].name, figures[i].max, figures[i].v);
     return SP_OK;
 }
 
@@ -672,6 +682,8 @@ static void report_perf_summary(sp_profiler *p)
     sp__buf text;
     sp__buf_init(&text);
     sp__timer_perf_summary(&p->timer, &text);
+    sp__timer_perf_throughput(&p->timer, p->opts.tokens_per_sample, p->opts.flops_per_step,
+                              p->opts.peak_tflops, &text);
     if (text.len > 0 && !text.failed) {
         void (*fn)(const char *, void *) = p->opts.report ? p->opts.report : default_report;
         fn(sp__buf_cstr(&text), p->opts.report_user);
