@@ -239,3 +239,32 @@ def test_step_num_samples_reaches_every_saved_format():
                for e in loaded.events(0) if e.type == TracerEventType.ProfileStep]
         assert got == [("ProfileStep#0", 32), ("ProfileStep#1", 32), ("ProfileStep#2", 32),
                        ("ProfileStep#3", None)]
+
+
+_PADDLE_READS = """
+import glob
+import stepprof.profiler as profiler
+with profiler.Profiler(on_trace_ready=profiler.export_protobuf("./pb")) as prof:
+    for _ in range(2):
+        prof.step(num_samples=32)
+import paddle.profiler as pp
+result = pp.load_profiler_result(glob.glob("./pb/*.pb")[0])  # get_data()'s nodes live in it
+print([n.name for n in next(iter(result.get_data().values())).children_node])
+"""
+
+
+def test_paddle_reads_a_pb_with_step_num_samples():
+    """The samples flag and count ride in stepprof's own protobuf fields,
+    which paddle's reader skips: paddle still loads the file, steps and all.
+    In its own process, as every test that imports paddle."""
+    import importlib.util
+    import subprocess
+    import sys
+    import pytest
+    if importlib.util.find_spec("paddle") is None:
+        pytest.skip("paddle is not installed in this Python")
+    run = subprocess.run([sys.executable, "-c", _PADDLE_READS], capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip().splitlines()[-1] == \
+        "['ProfileStep#0', 'ProfileStep#1', 'ProfileStep#2']"
