@@ -89,7 +89,8 @@ static sp_status put_throughput(const sp_result *r, const sp_summary_options *op
     int rc = sp__throughput_build(r, &to, &t);
     int given = to.tokens_per_sample > 0 || to.flops_per_step > 0 || to.peak_tflops > 0;
     int samples = 0;
-    for (size_t i = 0; rc == 0 && i < t.step_count; i++) samples |= t.steps[i].num_samples >= 0;
+    for (size_t i = 0; rc == 0 && i < t.step_count; i++)
+        samples |= t.steps[i].num_samples >= 0;
     if (rc == 0 && (opts->throughput == SP_THROUGHPUT_ON || given || samples))
         rc = sp__throughput_render(&t, opts->time_unit, out);
     sp__throughput_fini(&t);
@@ -97,8 +98,8 @@ static sp_status put_throughput(const sp_result *r, const sp_summary_options *op
 }
 
 /* Renders the selected tables of r into out; returns a status. */
-static sp_status render(const sp_result *r, const sp__summary_opts *o, const sp_summary_options *opts,
-                        sp__buf *out)
+static sp_status render(const sp_result *r, const sp__summary_opts *o,
+                        const sp_summary_options *opts, sp__buf *out)
 {
     unsigned views = opts->views;
     if (event_count(r) == 0) {

@@ -58,7 +58,8 @@ static const char *find_ci(const char *hay, const char *needle)
     size_t n = strlen(needle);
     for (; *hay; hay++) {
         size_t i = 0;
-        while (i < n && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+        while (i < n && hay[i] &&
+               tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
             i++;
         if (i == n) return hay;
     }
@@ -139,7 +140,8 @@ static int collect_steps(const sp_result *r, sp__throughput *t)
 {
     size_t n = 0;
     for (size_t i = 0; i < r->thread_count; i++)
-        for (size_t k = 0; k < r->threads[i].count; k++) n += is_step(&r->threads[i].events[k]);
+        for (size_t k = 0; k < r->threads[i].count; k++)
+            n += is_step(&r->threads[i].events[k]);
     if (n == 0) return 0;
     t->steps = sp__alloc(sizeof *t->steps * n);
     if (!t->steps) return -1;
@@ -148,9 +150,18 @@ static int collect_steps(const sp_result *r, sp__throughput *t)
             const sp__event *e = &r->threads[i].events[k];
             if (!is_step(e)) continue;
             sp__tput_step *s = &t->steps[t->step_count++];
-            *s = (sp__tput_step){step_number(sp__result_name(r, e->name)), e->start_ns,
-                                 e->end_ns > e->start_ns ? e->end_ns : e->start_ns, -1, -1, -1, -1, -1, -1};
-            if ((e->flags & SP_EVENT_FLAG_SAMPLES) && e->value >= 0 && e->value <= SP__STEP_SAMPLES_MAX)
+            int64_t end = e->end_ns > e->start_ns ? e->end_ns : e->start_ns;
+            *s = (sp__tput_step){.number = step_number(sp__result_name(r, e->name)),
+                                 .start_ns = e->start_ns,
+                                 .end_ns = end,
+                                 .num_samples = -1,
+                                 .samples_per_s = -1,
+                                 .tokens_per_s = -1,
+                                 .flops = -1,
+                                 .flops_per_s = -1,
+                                 .mfu = -1};
+            if ((e->flags & SP_EVENT_FLAG_SAMPLES) && e->value >= 0 &&
+                e->value <= SP__STEP_SAMPLES_MAX)
                 s->num_samples = e->value;
         }
     qsort(t->steps, t->step_count, sizeof *t->steps, by_start);
@@ -181,9 +192,11 @@ static int recorded_flops(const sp_result *r, sp__throughput *t)
 {
     int any = 0;
     for (size_t i = 0; i < r->thread_count && !any; i++)
-        for (size_t k = 0; k < r->threads[i].op_count && !any; k++) any = r->threads[i].ops[k].flops != 0;
+        for (size_t k = 0; k < r->threads[i].op_count && !any; k++)
+            any = r->threads[i].ops[k].flops != 0;
     if (!any) return 0;
-    for (size_t i = 0; i < t->step_count; i++) t->steps[i].flops = 0;
+    for (size_t i = 0; i < t->step_count; i++)
+        t->steps[i].flops = 0;
     for (size_t i = 0; i < r->thread_count; i++)
         for (size_t k = 0; k < r->threads[i].op_count; k++) {
             const sp__op_supplement *op = &r->threads[i].ops[k];
@@ -239,7 +252,8 @@ static void table_peak(const sp_result *r, sp__throughput *t)
         const sp__device_rec *d = &r->devices[i];
         if (d->type != SP_EVENT_KERNEL) continue;
         size_t k = 0;
-        while (k < nseen && seen[k] != d->device) k++;
+        while (k < nseen && seen[k] != d->device)
+            k++;
         if (k < nseen) continue;
         if (nseen == sizeof seen / sizeof *seen) break;
         seen[nseen++] = d->device;
@@ -259,19 +273,41 @@ static int cmp_double(const void *pa, const void *pb)
 }
 
 typedef double (*getter)(const sp__tput_step *s);
-static double get_len(const sp__tput_step *s) { return (double)(s->end_ns - s->start_ns); }
-static double get_samples(const sp__tput_step *s) { return s->num_samples; }
-static double get_samples_rate(const sp__tput_step *s) { return s->samples_per_s; }
-static double get_tokens_rate(const sp__tput_step *s) { return s->tokens_per_s; }
-static double get_flops(const sp__tput_step *s) { return s->flops; }
-static double get_flops_rate(const sp__tput_step *s) { return s->flops_per_s; }
-static double get_mfu(const sp__tput_step *s) { return s->mfu; }
+static double get_len(const sp__tput_step *s)
+{
+    return (double)(s->end_ns - s->start_ns);
+}
+static double get_samples(const sp__tput_step *s)
+{
+    return s->num_samples;
+}
+static double get_samples_rate(const sp__tput_step *s)
+{
+    return s->samples_per_s;
+}
+static double get_tokens_rate(const sp__tput_step *s)
+{
+    return s->tokens_per_s;
+}
+static double get_flops(const sp__tput_step *s)
+{
+    return s->flops;
+}
+static double get_flops_rate(const sp__tput_step *s)
+{
+    return s->flops_per_s;
+}
+static double get_mfu(const sp__tput_step *s)
+{
+    return s->mfu;
+}
 
 /* One figure over the steps that have it (get >= 0): the median of get,
  * and as the mean either the plain mean (num NULL) or the sum of num over
  * the sum of their step times in seconds; the mean is then multiplied by
  * scale (tokens per sample, 1 / peak). */
-static int stat_of(const sp__throughput *t, getter get, getter num, double scale, sp__tput_stat *out)
+static int stat_of(const sp__throughput *t, getter get, getter num, double scale,
+                   sp__tput_stat *out)
 {
     *out = (sp__tput_stat){0, -1, -1};
     double *v = sp__alloc(sizeof *v * (t->step_count ? t->step_count : 1));
@@ -318,7 +354,8 @@ static void fill_steps(sp__throughput *t, double tokens, double peak)
 static void explain(sp__throughput *t)
 {
     int samples = 0;
-    for (size_t i = 0; i < t->step_count; i++) samples |= t->steps[i].num_samples >= 0;
+    for (size_t i = 0; i < t->step_count; i++)
+        samples |= t->steps[i].num_samples >= 0;
     if (t->step_count == 0)
         t->samples_unknown = t->flops_unknown = "the result has no recorded steps";
     else if (!samples)
@@ -326,9 +363,11 @@ static void explain(sp__throughput *t)
     else if (t->samples_per_s.count == 0)
         t->samples_unknown = "every step with num_samples has zero length";
     if (t->tokens_per_s.count == 0)
-        t->tokens_unknown = t->samples_unknown ? t->samples_unknown : "the tokens per sample were not given";
+        t->tokens_unknown =
+            t->samples_unknown ? t->samples_unknown : "the tokens per sample were not given";
     if (t->flops_source == SP__TPUT_FLOPS_NONE && !t->flops_unknown)
-        t->flops_unknown = "no operator record has FLOPs (record with with_flops, or give the FLOPs per step)";
+        t->flops_unknown =
+            "no operator record has FLOPs (record with with_flops, or give the FLOPs per step)";
     if (t->mfu.count) return;
     if (t->flops_unknown)
         t->mfu_unknown = t->flops_unknown;
@@ -351,7 +390,8 @@ int sp__throughput_build(const sp_result *r, const sp__tput_opts *o, sp__through
     if (o->tokens_per_sample > 0) t->tokens_per_sample = o->tokens_per_sample;
     if (o->flops_per_step > 0) {
         t->flops_source = SP__TPUT_FLOPS_GIVEN;
-        for (size_t i = 0; i < t->step_count; i++) t->steps[i].flops = o->flops_per_step;
+        for (size_t i = 0; i < t->step_count; i++)
+            t->steps[i].flops = o->flops_per_step;
     } else if (r && recorded_flops(r, t)) {
         t->flops_source = SP__TPUT_FLOPS_RECORDED;
     }

@@ -16,7 +16,8 @@ static void cell(char *out, size_t size, double v, const char *fmt, double scale
         snprintf(out, size, fmt, v * scale);
 }
 
-static void row(sp__table *tb, const char *name, const sp__tput_stat *s, const char *fmt, double scale)
+static void row(sp__table *tb, const char *name, const sp__tput_stat *s, const char *fmt,
+                double scale)
 {
     char med[64], mean[64];
     cell(med, sizeof med, s->median, fmt, scale);
@@ -66,7 +67,8 @@ static void notes(sp__table *tb, const sp__throughput *t)
     if (t->flops_source == SP__TPUT_FLOPS_GIVEN)
         sp__table_text(tb, "FLOPs per step: given.");
     else if (t->flops_source == SP__TPUT_FLOPS_RECORDED)
-        sp__table_text(tb, "FLOPs per step: recorded (with_flops), the operator records of each step summed.");
+        sp__table_text(
+            tb, "FLOPs per step: recorded (with_flops), the operator records of each step summed.");
     else if (t->flops_unknown)
         unknown(tb, "FLOPs per step", t->flops_unknown);
     peak_note(tb, t);
@@ -74,8 +76,9 @@ static void notes(sp__table *tb, const sp__throughput *t)
         unknown(tb, "MFU", t->mfu_unknown);
     if (t->mfu.mean > 1 || t->mfu.median > 1)
         sp__table_text(tb, "MFU above 100%: the FLOPs per step or the peak is wrong.");
-    sp__table_text(tb, "Median: over the steps that have the figure. Mean: for a rate, its total over "
-                       "those steps' total time; otherwise the plain mean.");
+    sp__table_text(tb,
+                   "Median: over the steps that have the figure. Mean: for a rate, its total over "
+                   "those steps' total time; otherwise the plain mean.");
 }
 
 int sp__throughput_render(const sp__throughput *t, const char *time_unit, sp__buf *out)
@@ -86,7 +89,8 @@ int sp__throughput_render(const sp__throughput *t, const char *time_unit, sp__bu
     sp__table_column(tb, 1, 15, 1);
     sp__table_column(tb, 2, 15, 1);
     size_t with = 0;
-    for (size_t i = 0; i < t->step_count; i++) with += t->steps[i].num_samples >= 0;
+    for (size_t i = 0; i < t->step_count; i++)
+        with += t->steps[i].num_samples >= 0;
     char line[128];
     sp__table_title(tb, "Throughput Summary");
     snprintf(line, sizeof line, "Steps: %zu recorded, %zu with num_samples", t->step_count, with);

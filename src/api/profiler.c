@@ -491,8 +491,10 @@ static sp_status check_options(const sp_options *o)
                    {"peak_tflops", o->peak_tflops, 1e9}};
     for (size_t i = 0; i < sizeof figures / sizeof *figures; i++)
         if (figures[i].v != 0 && !(figures[i].v > 0 && figures[i].v <= figures[i].max))
-            return sp__fail(SP_EINVAL, "sp_options.%s must be 0 (not given) or a number above 0 and "
-                                       "at most %g, not %g", figures[i].name, figures[i].max, figures[i].v);
+            return sp__fail(SP_EINVAL,
+                            "sp_options.%s must be 0 (not given) or a number above 0 and "
+                            "at most %g, not %g",
+                            figures[i].name, figures[i].max, figures[i].v);
     return SP_OK;
 }
 

@@ -394,8 +394,7 @@ static void put_event(writer *w, const sp__thread *t, const sp__event *e, int32_
     int python = w->py.active && !(e->flags & SP_EVENT_FLAG_INSTANT) &&
                  (e->type == SP_EVENT_PYTHON_OP || sp__json_py_has_stack(&w->py, t, index));
     if (op < 0 && !python && !(e->flags & (SP_EVENT_FLAG_COUNTER | SP_EVENT_FLAG_SAMPLES)) &&
-        w->heads.count &&
-        put_event_fast(w, e))
+        w->heads.count && put_event_fast(w, e))
         return;
     if (op < 0 && python && e->type == SP_EVENT_PYTHON_OP && w->heads.count &&
         put_python_fast(w, t, e, index))

@@ -213,8 +213,8 @@ static int parse_figure(const char *option, const char *v, double max, double *o
     char *end;
     double x = strtod(v, &end);
     if (end == v || *end != '\0' || !(x > 0 && x <= max))
-        return cli_usage_error("summary", "%s: '%s' is not a number above 0 and at most %g", option, v,
-                               max);
+        return cli_usage_error("summary", "%s: '%s' is not a number above 0 and at most %g", option,
+                               v, max);
     *out = x;
     return CLI_OK;
 }
