@@ -539,6 +539,15 @@ typedef struct sp_options {
      * when the call that ran the hook returns. NULL (the default): none. */
     void (*span_hook)(sp_profiler *prof, sp_span_event event, void *user);
     void *span_hook_user;
+    /* Throughput rows of the Perf Summary printed at stop (docs/semantics.md
+     * §7), over the same steps 11 to N: with tokens_per_sample, "tokens/s"
+     * (ips x it; only when every step gave num_samples); with flops_per_step,
+     * "TFLOP/s" (FLOPs / batch_cost); with both it and peak_tflops (the
+     * hardware's peak TFLOP/s), "MFU (%)". 0 (the default) means not given,
+     * and with none given the Perf Summary is paddle's text exactly. A value
+     * must otherwise be finite, above 0 and at most 1e12, 1e30 and 1e9 in
+     * turn, else create fails with SP_EINVAL. */
+    double tokens_per_sample, flops_per_step, peak_tflops;
 } sp_options;
 
 /* Fills opts with the defaults. Always call it before setting fields, so that
@@ -595,7 +604,8 @@ SP_API sp_status sp_profiler_start(sp_profiler *prof);
 /* Ends step N and begins step N+1: closes "ProfileStep#N", asks the
  * scheduler for N+1, runs the transition (which may collect a span and call
  * on_trace_ready), then opens "ProfileStep#N+1". num_samples is the batch
- * size for the benchmark timer, or -1 if unknown.
+ * size, or -1 if unknown: the benchmark timer uses it, and a recorded step
+ * keeps it (SP_EVENT_FLAG_SAMPLES) for the throughput figures.
  * Errors: SP_ESTATE if not started or already stopped (counted as misuse),
  * SP_EBUSY as for start (also from on_trace_ready), SP_ENOMEM if a span could
  * not be collected (it is lost; the previous result stays).
@@ -859,7 +869,11 @@ enum {
      * Every piece has SPLIT; every piece but the first also SPLIT_CONT (so a
      * count of calls can skip those). Counted once per range as split_ranges. */
     SP_EVENT_FLAG_SPLIT = 1u << 4,
-    SP_EVENT_FLAG_SPLIT_CONT = 1u << 5
+    SP_EVENT_FLAG_SPLIT_CONT = 1u << 5,
+    /* A ProfileStep range whose num_samples was given (sp_profiler_step's
+     * argument >= 0): value holds it. Without the flag the step's sample
+     * count is unknown, which is not the same as 0. */
+    SP_EVENT_FLAG_SAMPLES = 1u << 6
 };
 
 typedef struct sp_thread_info {
@@ -877,7 +891,7 @@ typedef struct sp_event_info {
     int64_t end_ns;
     int64_t parent;        /* index of the enclosing range in this thread, -1 for none */
     uint32_t depth;        /* 0 for outermost */
-    double value;          /* counter value, else 0 */
+    double value;          /* counter value; num_samples with SP_EVENT_FLAG_SAMPLES; else 0 */
 } sp_event_info;
 
 /* Number of threads that recorded in the span, in ascending tid order.
@@ -1058,12 +1072,28 @@ typedef enum sp_summary_view {
     SP_VIEW_UDF = 8
 } sp_summary_view;
 
+/* When sp_result_summary prints the Throughput Summary (docs/semantics.md
+ * §10: step time, samples/s, tokens/s, FLOPs per step, achieved FLOP/s and
+ * MFU, per step's median and over all steps). */
+typedef enum sp_throughput_mode {
+    SP_THROUGHPUT_OFF = 0,  /* never: paddle's tables only (the default) */
+    SP_THROUGHPUT_AUTO = 1, /* when some step has num_samples, or a figure below is given */
+    SP_THROUGHPUT_ON = 2    /* always (a figure that cannot be known says why) */
+} sp_throughput_mode;
+
 typedef struct sp_summary_options {
     sp_sorted_key sorted_by; /* default SP_SORTED_CPU_TOTAL */
     bool op_detail;          /* default true: inner rows under each operator */
     bool thread_sep;         /* default false: all threads merged */
     const char *time_unit;   /* "s", "ms" (default), "us" or "ns" */
     unsigned views;          /* bits (1u << SP_VIEW_*); 0 means every view */
+    /* The Throughput Summary, printed after the tables and before the
+     * counters. Each figure below is 0 when not given; given, it must be
+     * finite, above 0 and at most 1e12, 1e30 and 1e9 in turn. */
+    sp_throughput_mode throughput; /* default SP_THROUGHPUT_OFF */
+    double tokens_per_sample;      /* tokens/s = samples/s x this */
+    double flops_per_step;         /* FLOPs of one step, instead of the with_flops records' */
+    double peak_tflops;            /* the hardware's peak TFLOP/s, instead of the GPU table */
 } sp_summary_options;
 
 /* Fills opts with paddle's summary() defaults. Threads: any. */
@@ -1075,9 +1105,11 @@ SP_API void sp_summary_options_init(sp_summary_options *opts);
  * of the span is non-zero. A span without events prints one notice line
  * instead. A table without data in this span (no kernels, no memory events,
  * a single Model item, no communication) is left out, as paddle does.
+ * With opts.throughput, the Throughput Summary follows the tables.
  * opts may be NULL for the defaults.
- * Errors: SP_EINVAL (NULL result or out, unknown time unit, sort key or view
- * bits), SP_ENOMEM, SP_EIO (write error).
+ * Errors: SP_EINVAL (NULL result or out, unknown time unit, sort key, view
+ * bits or throughput mode, a throughput figure out of range), SP_ENOMEM,
+ * SP_EIO (write error).
  * Threads: any (a result is immutable). */
 SP_API sp_status sp_result_summary(const sp_result *result, const sp_summary_options *opts, FILE *out);
 

@@ -4,6 +4,7 @@
  * data first (table.c) and only then rendered. */
 #include "summary.h"
 #include "table_torch.h"
+#include "throughput_text.h"
 
 #include <string.h>
 
@@ -79,9 +80,28 @@ static void put_counters(const sp_result *r, sp__buf *out)
     if (any) sp__buf_putc(out, '\n');
 }
 
-/* Renders the selected tables of r into out; returns a status. */
-static sp_status render(const sp_result *r, const sp__summary_opts *o, unsigned views, sp__buf *out)
+/* The Throughput Summary when opts ask for it (sp_throughput_mode). */
+static sp_status put_throughput(const sp_result *r, const sp_summary_options *opts, sp__buf *out)
 {
+    if (opts->throughput == SP_THROUGHPUT_OFF) return SP_OK;
+    sp__tput_opts to = {opts->tokens_per_sample, opts->flops_per_step, opts->peak_tflops};
+    sp__throughput t;
+    int rc = sp__throughput_build(r, &to, &t);
+    int given = to.tokens_per_sample > 0 || to.flops_per_step > 0 || to.peak_tflops > 0;
+    int samples = 0;
+    for (size_t i = 0; rc == 0 && i < t.step_count; i++)
+        samples |= t.steps[i].num_samples >= 0;
+    if (rc == 0 && (opts->throughput == SP_THROUGHPUT_ON || given || samples))
+        rc = sp__throughput_render(&t, opts->time_unit, out);
+    sp__throughput_fini(&t);
+    return rc == 0 ? SP_OK : sp__fail(SP_ENOMEM, "out of memory building the throughput summary");
+}
+
+/* Renders the selected tables of r into out; returns a status. */
+static sp_status render(const sp_result *r, const sp__summary_opts *o,
+                        const sp_summary_options *opts, sp__buf *out)
+{
+    unsigned views = opts->views;
     if (event_count(r) == 0) {
         sp__buf_puts(out, "No events were recorded in this span: there is nothing to summarize.\n");
         put_counters(r, out);
@@ -104,6 +124,7 @@ static sp_status render(const sp_result *r, const sp__summary_opts *o, unsigned 
         sp__table_free(t);
     }
     sp__model_fini(&m);
+    if (s == SP_OK) s = put_throughput(r, opts, out);
     if (s == SP_OK) put_counters(r, out);
     return s;
 }
@@ -116,6 +137,11 @@ static sp_status check_options(const sp_summary_options *opts, sp__summary_opts 
     if ((unsigned)opts->sorted_by > SP_SORTED_GPU_MIN)
         return sp__fail(SP_EINVAL, "unknown sorted_by key %d", (int)opts->sorted_by);
     if (opts->views >> 9) return sp__fail(SP_EINVAL, "unknown summary view bits 0x%x", opts->views);
+    if ((unsigned)opts->throughput > SP_THROUGHPUT_ON)
+        return sp__fail(SP_EINVAL, "unknown throughput mode %d", (int)opts->throughput);
+    sp__tput_opts to = {opts->tokens_per_sample, opts->flops_per_step, opts->peak_tflops};
+    char msg[160];
+    if (sp__tput_opts_check(&to, msg, sizeof msg)) return sp__fail(SP_EINVAL, "%s", msg);
     *o = (sp__summary_opts){(int)opts->sorted_by, opts->op_detail, opts->thread_sep, opts->time_unit};
     return SP_OK;
 }
@@ -180,7 +206,7 @@ sp_status sp_result_summary(const sp_result *r, const sp_summary_options *opts, 
     if (check != SP_OK) return check;
     sp__buf text;
     sp__buf_init(&text);
-    sp_status s = render(r, &o, opts->views, &text);
+    sp_status s = render(r, &o, opts, &text);
     if (s == SP_OK && text.failed) s = sp__fail(SP_ENOMEM, "out of memory printing the summary");
     if (s == SP_OK && text.len && fwrite(text.data, 1, text.len, out) != text.len)
         s = sp__fail(SP_EIO, "cannot write the summary");

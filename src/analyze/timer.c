@@ -201,6 +201,30 @@ void sp__timer_perf_summary(const sp__timer *t, sp__buf *out)
     table_row(out, "ips", s);
 }
 
+void sp__timer_perf_throughput(const sp__timer *t, double tokens_per_sample, double flops_per_step,
+                               double peak_tflops, sp__buf *out)
+{
+    if (t->steps <= SKIP_STEPS) return;
+    int64_t r = t->steps - SKIP_STEPS;
+    /* tokens/s needs the samples; steps/s mode means some step had none. */
+    if (tokens_per_sample > 0 && !t->steps_mode) {
+        const sp__timer_rate *rate = &t->ips_samples;
+        double v[3] = {per_second((double)t->total_samples, t->batch.total_ns) * tokens_per_sample,
+                       rate->count ? rate->max * tokens_per_sample : 0.0,
+                       rate->count ? rate->min * tokens_per_sample : 0.0};
+        table_row(out, "tokens/s", v);
+    }
+    if (!(flops_per_step > 0)) return;
+    /* The fastest step gives the largest FLOP/s, the slowest the smallest. */
+    double f[3] = {per_second((double)r * flops_per_step, t->batch.total_ns) / 1e12,
+                   per_second(flops_per_step, t->batch.min_ns) / 1e12,
+                   per_second(flops_per_step, t->batch.max_ns) / 1e12};
+    table_row(out, "TFLOP/s", f);
+    if (!(peak_tflops > 0)) return;
+    double m[3] = {100 * f[0] / peak_tflops, 100 * f[1] / peak_tflops, 100 * f[2] / peak_tflops};
+    table_row(out, "MFU (%)", m);
+}
+
 int64_t sp__timer_steps(const sp__timer *t)
 {
     return t->steps;

@@ -81,6 +81,15 @@ void sp__timer_step_info(sp__timer *t, const char *unit, sp__buf *out);
  * than 10 steps were timed, else nothing. */
 void sp__timer_perf_summary(const sp__timer *t, sp__buf *out);
 
+/* The rows that follow the Perf Summary's table when the profiler was
+ * given the figures (sp_options; 0 = not given), in the same layout, over
+ * the same steps 11..N: "tokens/s" (ips x tokens_per_sample; samples mode
+ * only), "TFLOP/s" (flops_per_step / batch_cost) and, with a peak too,
+ * "MFU (%)" (100 x TFLOP/s / peak_tflops). Nothing without them or within
+ * the first 10 steps; a zero time gives 0, never nan or inf. */
+void sp__timer_perf_throughput(const sp__timer *t, double tokens_per_sample, double flops_per_step,
+                               double peak_tflops, sp__buf *out);
+
 /* N, the number of steps timed. */
 int64_t sp__timer_steps(const sp__timer *t);
 

@@ -450,14 +450,17 @@ static void open_step_event(sp_profiler *p)
 }
 
 /* The step is recorded as one complete range rather than begin/end, so a
- * user range left open across step() cannot be mistaken for its end. */
-static void close_step_event(sp_profiler *p)
+ * user range left open across step() cannot be mistaken for its end. A
+ * known num_samples (>= 0) goes right behind it, for the throughput
+ * figures; stop() closes the last step with none. */
+static void close_step_event(sp_profiler *p, int64_t num_samples)
 {
     if (!p->step_open) return;
     p->step_open = 0;
     char name[48];
     int len = snprintf(name, sizeof name, "ProfileStep#%lld", (long long)p->step_num);
     sp_range_add(SP_EVENT_PROFILE_STEP, name, (size_t)len, p->step_begin_ticks, sp__ticks());
+    if (num_samples >= 0) sp__step_samples((double)num_samples);
 }
 
 /* ---- public API ---- */
@@ -480,6 +483,18 @@ static sp_status check_options(const sp_options *o)
             return SP_EINVAL;
     }
     if (o->targets & ~0xFu) return sp__fail(SP_EINVAL, "unknown profiler target bits 0x%x", o->targets);
+    const struct {
+        const char *name;
+        double v, max;
+    } figures[] = {{"tokens_per_sample", o->tokens_per_sample, 1e12},
+                   {"flops_per_step", o->flops_per_step, 1e30},
+                   {"peak_tflops", o->peak_tflops, 1e9}};
+    for (size_t i = 0; i < sizeof figures / sizeof *figures; i++)
+        if (figures[i].v != 0 && !(figures[i].v > 0 && figures[i].v <= figures[i].max))
+            return sp__fail(SP_EINVAL,
+                            "sp_options.%s must be 0 (not given) or a number above 0 and "
+                            "at most %g, not %g",
+                            figures[i].name, figures[i].max, figures[i].v);
     return SP_OK;
 }
 
@@ -634,7 +649,7 @@ static sp_status step_locked(sp_profiler *p, int64_t num_samples)
         p->step_num++;
         return SP_OK;
     }
-    close_step_event(p);
+    close_step_event(p, num_samples);
     p->step_num++;
     sp_status s = transition(p, sp_scheduler_state(&p->opts.scheduler, p->step_num));
     open_step_event(p);
@@ -645,7 +660,7 @@ static sp_status step_locked(sp_profiler *p, int64_t num_samples)
  * asked. Returns the collection's status (a lost span is an error). */
 static sp_status finish(sp_profiler *p, int fire)
 {
-    close_step_event(p);
+    close_step_event(p, -1);
     if (p->state == SP_STATE_READY)
         sp__profiler_warn(p, "Improper profiler state transition: READY->CLOSED, profiler will "
                              "start and stop without saving data");
@@ -669,6 +684,8 @@ static void report_perf_summary(sp_profiler *p)
     sp__buf text;
     sp__buf_init(&text);
     sp__timer_perf_summary(&p->timer, &text);
+    sp__timer_perf_throughput(&p->timer, p->opts.tokens_per_sample, p->opts.flops_per_step,
+                              p->opts.peak_tflops, &text);
     if (text.len > 0 && !text.failed) {
         void (*fn)(const char *, void *) = p->opts.report ? p->opts.report : default_report;
         fn(sp__buf_cstr(&text), p->opts.report_user);

@@ -82,6 +82,11 @@ typedef struct sp__op_supplement {
     uint64_t flops;     /* from sp_profiler_add_op_info (or a stepprof .pb); 0 = unknown */
 } sp__op_supplement;
 
+/* The largest step num_samples a result keeps (SP_EVENT_FLAG_SAMPLES):
+ * 2^53, below which every integer is exact in the event's double. A larger
+ * or negative count read from a file is left out, as unknown. */
+#define SP__STEP_SAMPLES_MAX 9007199254740992.0
+
 /* Instants and counter samples: zero-length marks that get a parent but are
  * never a parent. */
 static inline int sp__event_is_mark(const sp__event *e)

@@ -12,6 +12,7 @@
 #include "collect.h"
 #include "utf8.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,10 @@ typedef struct collector {
     size_t added_count, added_cap;
     uint64_t ticks; /* time of the event before the one being taken */
     uint64_t lost_open; /* ends still due to begins the ring overwrote */
+    /* The added ProfileStep range taken just before the current record (its
+     * index in added), which a following num_samples record belongs to
+     * (sp__step_samples); -1 when the previous record was anything else. */
+    ptrdiff_t last_step;
     size_t threads_cap;
     int failed;
     /* Saved records (sp__collect_saved): static name pointers are resolved
@@ -173,6 +178,7 @@ static int begin_thread(collector *c, sp__tbuf *tb)
     c->thread->name = sp__names_from_bytes(&r->names, tb->name, strnlen(tb->name, sizeof tb->name));
     c->depth = 0;
     c->added_count = 0;
+    c->last_step = -1;
     c->lost_open = tb->span_lost_open;
     return 0;
 }
@@ -231,6 +237,19 @@ static void take_memory(collector *c, const sp__word *w)
                                               -1};
 }
 
+/* A step's num_samples record: folded into the step range right before it.
+ * One with no such step (the step was dropped or overwritten) or with a
+ * value that is no count (a corrupt dump) is left out. */
+static void take_step_samples(collector *c, const sp__word *w, ptrdiff_t last_step)
+{
+    double v;
+    memcpy(&v, &w[2], sizeof v);
+    if (last_step < 0 || !(v >= 0 && v <= SP__STEP_SAMPLES_MAX)) return;
+    sp__event *step = &c->added[last_step];
+    step->flags |= SP_EVENT_FLAG_SAMPLES;
+    step->value = v;
+}
+
 /* Handles the event at w. */
 static void take_event(collector *c, const sp__word *w)
 {
@@ -238,6 +257,12 @@ static void take_event(collector *c, const sp__word *w)
     unsigned type = SP__REC_TYPE(head);
     const char *ptr = (const char *)(uintptr_t)SP__REC_LOW(head);
     sp__event *e;
+    ptrdiff_t last_step = c->last_step;
+    c->last_step = -1;
+    if (SP__REC_KIND(head) == SP__REC_COUNTER && type == SP_EVENT_PROFILE_STEP) {
+        take_step_samples(c, w, last_step);
+        return;
+    }
     switch (SP__REC_KIND(head)) {
     case SP__REC_BEGIN:
         open_range(c, static_name(c, ptr), type, w[1]);
@@ -271,9 +296,11 @@ static void take_event(collector *c, const sp__word *w)
         break;
     case SP__REC_COMPLETE:
         e = append(c, &c->added, &c->added_count, &c->added_cap);
-        if (e)
+        if (e) {
             fill_event(c, e, payload_name(c, w + SP__COMPLETE_WORDS, SP__REC_LOW(head)), type,
                        to_real(c, w[2]), to_real(c, w[3]));
+            if (type == SP_EVENT_PROFILE_STEP) c->last_step = (ptrdiff_t)(c->added_count - 1);
+        }
         break;
     default:
         break; /* cannot happen: the writer only writes the kinds above */

@@ -393,8 +393,8 @@ static void put_event(writer *w, const sp__thread *t, const sp__event *e, int32_
     size_t index = (size_t)(e - t->events);
     int python = w->py.active && !(e->flags & SP_EVENT_FLAG_INSTANT) &&
                  (e->type == SP_EVENT_PYTHON_OP || sp__json_py_has_stack(&w->py, t, index));
-    if (op < 0 && !python && !(e->flags & SP_EVENT_FLAG_COUNTER) && w->heads.count &&
-        put_event_fast(w, e))
+    if (op < 0 && !python && !(e->flags & (SP_EVENT_FLAG_COUNTER | SP_EVENT_FLAG_SAMPLES)) &&
+        w->heads.count && put_event_fast(w, e))
         return;
     if (op < 0 && python && e->type == SP_EVENT_PYTHON_OP && w->heads.count &&
         put_python_fast(w, t, e, index))
@@ -430,6 +430,8 @@ static void put_event(writer *w, const sp__thread *t, const sp__event *e, int32_
         put_u64(w->b, ++w->next_external_id);
         sp__buf_putc(w->b, ',');
         if (op >= 0) sp__json_put_op_args(w->b, w->r, t, (size_t)op);
+        if (e->flags & SP_EVENT_FLAG_SAMPLES)
+            sp__buf_printf(w->b, "\"num_samples\":%.0f,", e->value);
         if (python && strcmp(category(e, name), "cpu_op") == 0 &&
             (op < 0 || !*sp__result_name(w->r, t->ops[op].callstack)))
             sp__json_py_call_stack(w->b, w->r, t, index); /* one Call stack at most */

@@ -362,12 +362,13 @@ static int fill_node(writer *w, size_t k, sp__pb_host_node *node, sp__pb_host *h
         h->end_ns = (uint64_t)e->end_ns;
         h->process_id = (uint64_t)w->r->meta.pid;
         h->thread_id = w->tid;
-        uint32_t flags = e->flags & (SP_EVENT_FLAG_INSTANT | SP_EVENT_FLAG_COUNTER | SP_EVENT_FLAG_UNCLOSED);
+        uint32_t flags = e->flags & (SP_EVENT_FLAG_INSTANT | SP_EVENT_FLAG_COUNTER |
+                                     SP_EVENT_FLAG_UNCLOSED | SP_EVENT_FLAG_SAMPLES);
         if (flags) {
             h->has_stepprof_flags = 1;
             h->stepprof_flags = flags;
         }
-        if (e->flags & SP_EVENT_FLAG_COUNTER) {
+        if (e->flags & (SP_EVENT_FLAG_COUNTER | SP_EVENT_FLAG_SAMPLES)) {
             h->has_stepprof_value = 1;
             h->stepprof_value = e->value;
         }

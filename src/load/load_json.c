@@ -62,6 +62,7 @@ typedef struct event {
     int paddle_tid; /* the tid was paddle's "<tid>(Python)" or "<tid>(C++)" */
     double first_value;
     int64_t addr, bytes, total_allocated, total_reserved, device_id, device_type;
+    int64_t num_samples; /* a ProfileStep's args "num_samples"; -1 = none */
     sp__paddle_args pa;
     sp__cuda_args ca;
 } event;
@@ -260,6 +261,8 @@ static int read_args(jloader *l)
             e->has_first_value = 1;
             const char *k = str(&e->first_key);
             if (strcmp(k, "Addr") == 0) e->addr = (int64_t)strtoull(lx->tok.data, NULL, 10);
+            if (strcmp(k, "num_samples") == 0 && e->first_value >= 0)
+                e->num_samples = int_of_number(lx->tok.data);
             sp__paddle_arg_number(&e->pa, l->key, int_of_number(lx->tok.data));
             sp__cuda_arg_number(&e->ca, l->key, int_of_number(lx->tok.data));
         } else if (c == '-' || (c >= '0' && c <= '9')) {
@@ -272,6 +275,7 @@ static int read_args(jloader *l)
             else if (strcmp(l->key, "Total Reserved") == 0) e->total_reserved = v;
             else if (strcmp(l->key, "Device Id") == 0) e->device_id = v;
             else if (strcmp(l->key, "Device Type") == 0) e->device_type = v;
+            else if (strcmp(l->key, "num_samples") == 0 && ok && v >= 0) e->num_samples = v;
         } else if (sp__jlex_skip(lx) != 0) {
             return -1;
         }
@@ -291,6 +295,7 @@ static void reset_event(event *e)
     e->pid = e->tid = e->ts = e->dur = 0;
     e->addr = e->bytes = e->total_allocated = e->total_reserved = e->device_id = e->device_type = 0;
     e->first_value = 0;
+    e->num_samples = -1;
 }
 
 static int read_event(jloader *l)
@@ -378,6 +383,11 @@ static int add_range(jloader *l, int instant, int type_from_cat)
     ev->start_ns = start;
     ev->end_ns = end;
     if (instant) ev->flags = SP_EVENT_FLAG_INSTANT;
+    if (type == SP_EVENT_PROFILE_STEP && !instant && e->num_samples >= 0 &&
+        (double)e->num_samples <= SP__STEP_SAMPLES_MAX) {
+        ev->flags |= SP_EVENT_FLAG_SAMPLES;
+        ev->value = (double)e->num_samples;
+    }
     if (exact) sp__paddle_keep_length(ev, e->dur);
     return 0;
 }

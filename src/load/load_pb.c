@@ -358,6 +358,14 @@ static void add_host_node(loader *l, sp__thread *t, const sp__pb_host_node *node
         e->end_ns = clamp_end(h->start_ns, h->end_ns);
         e->flags = (uint8_t)(h->stepprof_flags & (SP_EVENT_FLAG_INSTANT | SP_EVENT_FLAG_COUNTER | SP_EVENT_FLAG_UNCLOSED));
         if (e->flags & SP_EVENT_FLAG_COUNTER) e->value = h->stepprof_value;
+        /* A step's num_samples, kept only where it is a count (a hand-made
+         * file may say anything). */
+        if ((h->stepprof_flags & SP_EVENT_FLAG_SAMPLES) && type == SP_EVENT_PROFILE_STEP &&
+            h->has_stepprof_value && h->stepprof_value >= 0 &&
+            h->stepprof_value <= SP__STEP_SAMPLES_MAX) {
+            e->flags |= SP_EVENT_FLAG_SAMPLES;
+            e->value = h->stepprof_value;
+        }
         extend(l, e->start_ns, e->end_ns);
         if (!l->have_pid && h->has_process_id) {
             l->pid = (int64_t)h->process_id;

@@ -538,6 +538,26 @@ void sp__counter(const char *name, double value)
     leave(depth);
 }
 
+/* The name of a step's sample count record; one object, so a crash dump
+ * names it once. */
+static const char step_samples_name[] = "num_samples";
+
+void sp__step_samples(double num_samples)
+{
+    if (!sp__is_recording()) return;
+    uint64_t depth;
+    if (!enter(FOR_STEP, &depth)) return;
+    uint64_t t = sp__ticks();
+    sp__word *w = reserve_slow(SP__COUNTER_WORDS, FOR_STEP, depth);
+    if (w) {
+        w[0] = SP__REC_WORD(SP__REC_COUNTER, SP_EVENT_PROFILE_STEP, (uintptr_t)step_samples_name);
+        w[1] = t;
+        memcpy(&w[2], &num_samples, sizeof num_samples);
+        publish(w + SP__COUNTER_WORDS);
+    }
+    leave(depth);
+}
+
 static int memory_on;
 
 void sp__record_set_memory(int on) { __atomic_store_n(&memory_on, on, __ATOMIC_RELEASE); }

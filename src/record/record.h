@@ -178,6 +178,12 @@ uint64_t sp__record_drained_at(void);
  * between two chunks (a signal raised there finds the worst moment). */
 extern void (*sp__record_switch_hook)(void);
 
+/* Records the sample count of the step the calling thread just closed
+ * with sp_range_add: a counter record of type ProfileStep right behind it,
+ * which the collector folds into that step (SP_EVENT_FLAG_SAMPLES) instead
+ * of keeping as an event. Like the step, it is kept past the memory cap. */
+void sp__step_samples(double num_samples);
+
 /* Sets the cap on chunk memory over all threads (bytes). */
 void sp__record_set_cap(size_t cap_bytes);
 

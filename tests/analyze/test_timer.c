@@ -418,8 +418,60 @@ static void test_timer_long_unit_cut_for_summary_only(void)
     CHECK(strstr(summary(&t), want_line) != NULL);
 }
 
+/* The throughput rows, rendered after the table. */
+static const char *throughput(const sp__timer *t, double tokens, double flops, double peak)
+{
+    static char text[2048];
+    sp__buf b;
+    sp__buf_init(&b);
+    sp__timer_perf_throughput(t, tokens, flops, peak, &b);
+    snprintf(text, sizeof text, "%s", sp__buf_cstr(&b));
+    CHECK(!b.failed);
+    sp__buf_fini(&b);
+    return text;
+}
+
+static void test_timer_throughput_rows_only_when_given(void)
+{
+    sp__timer t;
+    int64_t now = 0;
+    sp__timer_start(&t, now);
+    steps_ms(&t, &now, 10, 0, 100, 32);
+    CHECK_STR_EQ("", throughput(&t, 128, 1e12, 100)); /* warm-up only */
+    steps_ms(&t, &now, 2, 0, 100, 32);
+    CHECK_STR_EQ("", throughput(&t, 0, 0, 0));
+    CHECK_STR_EQ("", throughput(&t, 0, 0, 100)); /* a peak alone gives nothing */
+    /* 320 samples/s x 128; 1e12 FLOPs / 0.1 s = 10 TFLOP/s; 10% of 100. */
+    CHECK_STR_EQ("|     tokens/s    |   40960.00000   |   40960.00000   |   40960.00000   |\n"
+                 "|     TFLOP/s     |     10.00000    |     10.00000    |     10.00000    |\n"
+                 "|     MFU (%)     |     10.00000    |     10.00000    |     10.00000    |\n",
+                 throughput(&t, 128, 1e12, 100));
+    CHECK_STR_EQ("|     TFLOP/s     |     10.00000    |     10.00000    |     10.00000    |\n",
+                 throughput(&t, 0, 1e12, 0));
+}
+
+static void test_timer_throughput_steps_mode_and_zero_time(void)
+{
+    sp__timer t;
+    int64_t now = 0;
+    sp__timer_start(&t, now);
+    steps_ms(&t, &now, 11, 0, 100, 32);
+    steps_ms(&t, &now, 1, 0, 50, -1); /* no num_samples: no tokens/s row */
+    /* Steps 11 (100 ms) and 12 (50 ms): 2e12 / 0.15 s; fastest 20, slowest 10. */
+    CHECK_STR_EQ("|     TFLOP/s     |     13.33333    |     20.00000    |     10.00000    |\n"
+                 "|     MFU (%)     |     13.33333    |     20.00000    |     10.00000    |\n",
+                 throughput(&t, 128, 1e12, 100));
+    sp__timer_start(&t, now);
+    steps_ms(&t, &now, 12, 0, 0, 32);
+    const char *s = throughput(&t, 1e12, 1e30, 1e-3);
+    check_no_nan_inf(s);
+    CHECK(strstr(s, "tokens/s") && strstr(s, "MFU"));
+}
+
 int main(void)
 {
+    RUN_TEST(test_timer_throughput_rows_only_when_given);
+    RUN_TEST(test_timer_throughput_steps_mode_and_zero_time);
     RUN_TEST(test_timer_center15_lengths_0_to_16);
     RUN_TEST(test_timer_constant_12_steps);
     RUN_TEST(test_timer_varying_15_steps_uses_steps_11_to_15);

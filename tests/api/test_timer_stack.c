@@ -95,8 +95,47 @@ static void test_timer_stack_perf_summary_after_more_than_ten_steps(void)
     CHECK(strstr(c.text, "Time Unit: s, IPS Unit: samples/s") != NULL);
     CHECK(strstr(c.text, "reader_cost") != NULL);
     CHECK(strstr(c.text, "batch_cost") != NULL);
+    CHECK(strstr(c.text, "tokens/s") == NULL && strstr(c.text, "MFU") == NULL);
     CHECK(strstr(c.text, "nan") == NULL && strstr(c.text, "inf") == NULL);
     sp_profiler_destroy(p);
+}
+
+/* Given figures add the throughput rows after paddle's; none given, the
+ * Perf Summary has none (the first test above); bad figures fail create. */
+static void test_timer_stack_throughput_rows_when_given(void)
+{
+    report_capture c = {"", 0};
+    sp_options o;
+    sp_options_init(&o);
+    o.on_trace_ready = sp_handler_none();
+    o.timer_only = true;
+    o.report = capture;
+    o.report_user = &c;
+    o.log = quiet;
+    o.tokens_per_sample = 512;
+    o.flops_per_step = 1e9;
+    o.peak_tflops = 1;
+    sp_profiler *p = NULL;
+    CHECK_OK(sp_profiler_create(&o, &p));
+    run_steps(p, 12, 32);
+    CHECK_OK(sp_profiler_stop(p));
+    const char *ips = strstr(c.text, "|       ips       |");
+    const char *tokens = strstr(c.text, "|     tokens/s    |");
+    const char *flops = strstr(c.text, "|     TFLOP/s     |");
+    const char *mfu = strstr(c.text, "|     MFU (%)     |");
+    CHECK(ips && tokens && flops && mfu && ips < tokens && tokens < flops && flops < mfu);
+    CHECK(strstr(c.text, "nan") == NULL && strstr(c.text, "inf") == NULL);
+    sp_profiler_destroy(p);
+    static const double bad[] = {-1, 1e31, 0.0 / 0.0};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        sp_options_init(&o);
+        o.on_trace_ready = sp_handler_none();
+        o.flops_per_step = bad[i];
+        p = NULL;
+        CHECK_EQ(SP_EINVAL, sp_profiler_create(&o, &p));
+        CHECK(p == NULL);
+        CHECK(strstr(sp_last_error(), "flops_per_step") != NULL);
+    }
 }
 
 static void test_timer_stack_no_summary_for_ten_steps(void)
@@ -331,6 +370,7 @@ int main(void)
 {
     RUN_TEST(test_timer_stack_perf_summary_after_more_than_ten_steps);
     RUN_TEST(test_timer_stack_no_summary_for_ten_steps);
+    RUN_TEST(test_timer_stack_throughput_rows_when_given);
     RUN_TEST(test_timer_stack_timer_only_and_steps_mode);
     RUN_TEST(test_timer_stack_step_info_resets_and_takes_a_unit);
     RUN_TEST(test_timer_stack_other_threads_dataloader_is_not_reader_cost);

@@ -65,6 +65,9 @@ static void make_dump(void)
     sp_profiler *p = NULL;
     CHECK_OK(sp_profiler_create(&o, &p));
     CHECK_OK(sp_profiler_start(p));
+    /* Two steps before the crash: one with num_samples, one without. */
+    CHECK_OK(sp_profiler_step(p, 16));
+    CHECK_OK(sp_profiler_step(p, -1));
     for (int i = 0; i < 10; i++) {
         sp_range_begin(SP_EVENT_OPERATOR, "op");
         sp_range_begin_copy(SP_EVENT_USER_DEFINED, "copy", 4);
@@ -90,11 +93,18 @@ static void test_load_dump_reads_the_span(void)
     CHECK_EQ(1, sp_result_thread_count(r));
     sp_thread_info ti;
     CHECK_OK(sp_result_thread(r, 0, &ti));
-    CHECK_EQ(31, ti.event_count);
+    CHECK_EQ(33, ti.event_count);
     sp_event_info e;
-    size_t ops = 0, copies = 0, loss = 0, forward = 0;
+    size_t ops = 0, copies = 0, loss = 0, forward = 0, steps = 0;
     for (size_t i = 0; sp_result_event(r, 0, i, &e) == SP_OK; i++) {
-        if (strcmp(e.name, "op") == 0) {
+        if (strcmp(e.name, "ProfileStep#0") == 0) {
+            steps++;
+            CHECK_EQ(SP_EVENT_FLAG_SAMPLES, e.flags & SP_EVENT_FLAG_SAMPLES);
+            CHECK(e.value == 16);
+        } else if (strcmp(e.name, "ProfileStep#1") == 0) {
+            steps++;
+            CHECK_EQ(0, e.flags & SP_EVENT_FLAG_SAMPLES);
+        } else if (strcmp(e.name, "op") == 0) {
             ops++;
             CHECK_EQ(0, e.depth);
             CHECK_EQ(SP_EVENT_OPERATOR, e.type);
@@ -114,6 +124,7 @@ static void test_load_dump_reads_the_span(void)
     CHECK_EQ(10, copies);
     CHECK_EQ(10, loss);
     CHECK_EQ(1, forward);
+    CHECK_EQ(2, steps);
     CHECK_U64_EQ(1, sp_result_counter(r, SP_COUNTER_UNCLOSED_RANGES));
     sp_result_release(r);
 }

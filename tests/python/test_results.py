@@ -214,3 +214,57 @@ def test_names_past_the_intern_table_and_odd_names_are_recorded():
     # counted as names_cut (issue 17; it used to end the name silently).
     assert got == names[:-1] + ["nul\ufffdbyte"]
     assert prof.get_result().counters["names_cut"] == 1
+
+
+
+def test_step_num_samples_reaches_every_saved_format():
+    """profiler.step(num_samples=32) is kept on each ProfilerStep#N of the
+    trace (args.num_samples) and of the .pb (SP_EVENT_FLAG_SAMPLES, the count
+    in value, as events() gives them); the step closed by stop() has none."""
+    from conftest import load_trace
+    samples_flag = 1 << 6
+    with profiler.Profiler(on_trace_ready=profiler.export_chrome_tracing("./o")) as prof:
+        for _ in range(3):
+            with profiler.RecordEvent("forward", TracerEventType.Forward):
+                sum(range(100))
+            prof.step(num_samples=32)
+    prof.export("./run.pb", "pb")
+    (path,) = trace_files("./o")
+    steps = {e["name"]: e["args"] for e in load_trace(path)["traceEvents"]
+             if e.get("name", "").startswith("ProfilerStep#")}
+    assert [steps[f"ProfilerStep#{i}"].get("num_samples") for i in range(4)] == [32, 32, 32, None]
+    for saved in (path, "./run.pb"):
+        loaded = profiler.load_profiler_result(saved)
+        got = [(e.name, e.value if e.flags & samples_flag else None)
+               for e in loaded.events(0) if e.type == TracerEventType.ProfileStep]
+        assert got == [("ProfileStep#0", 32), ("ProfileStep#1", 32), ("ProfileStep#2", 32),
+                       ("ProfileStep#3", None)]
+
+
+_PADDLE_READS = """
+import glob
+import stepprof.profiler as profiler
+with profiler.Profiler(on_trace_ready=profiler.export_protobuf("./pb")) as prof:
+    for _ in range(2):
+        prof.step(num_samples=32)
+import paddle.profiler as pp
+result = pp.load_profiler_result(glob.glob("./pb/*.pb")[0])  # get_data()'s nodes live in it
+print([n.name for n in next(iter(result.get_data().values())).children_node])
+"""
+
+
+def test_paddle_reads_a_pb_with_step_num_samples():
+    """The samples flag and count ride in stepprof's own protobuf fields,
+    which paddle's reader skips: paddle still loads the file, steps and all.
+    In its own process, as every test that imports paddle."""
+    import importlib.util
+    import subprocess
+    import sys
+    import pytest
+    if importlib.util.find_spec("paddle") is None:
+        pytest.skip("paddle is not installed in this Python")
+    run = subprocess.run([sys.executable, "-c", _PADDLE_READS], capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip().splitlines()[-1] == \
+        "['ProfileStep#0', 'ProfileStep#1', 'ProfileStep#2']"

@@ -148,6 +148,12 @@ def _check_steps(events, errors):
         if not STEP_RE.fullmatch(name):
             errors.append(f"{label(i, ev)}: step name must be ProfilerStep#<digits> "
                           "with nothing after the number")
+        args = ev.get("args")
+        if isinstance(args, dict) and "num_samples" in args:
+            n = args["num_samples"]
+            if not (isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= 2 ** 53):
+                errors.append(f"{label(i, ev)}: args.num_samples must be an integer in "
+                              f"0..2^53, got {n!r}")
         span = _interval(ev)
         if ev.get("ph") == "X" and span:
             steps.append((span[0], span[1], i))

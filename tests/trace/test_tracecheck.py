@@ -149,6 +149,15 @@ class TraceCheckTest(unittest.TestCase):
         text = mutated('"ProfilerStep#3"', '"ProfilerStep#3 [1.2 ms]"')
         self.assertRejected(text, "event 4", "ProfilerStep#<digits>")
 
+    def test_step_num_samples(self):
+        ok = mutated('"name":"ProfilerStep#3","pid":4321,"tid":4321,"ts":1000.000,"dur":800.000,'
+                     '"args":{"External id":1', '"name":"ProfilerStep#3","pid":4321,"tid":4321,'
+                     '"ts":1000.000,"dur":800.000,"args":{"External id":1,"num_samples":32')
+        self.assertEqual([], errors_for(ok))
+        self.assertRejected(ok.replace('"num_samples":32', '"num_samples":-1'), "event 4",
+                            "num_samples must be an integer")
+        self.assertRejected(ok.replace('"num_samples":32', '"num_samples":2.5'), "num_samples")
+
     def test_counters_out_of_order_rejected(self):
         keys = list(tracecheck.COUNTER_KEYS)
         keys[2], keys[3] = keys[3], keys[2]

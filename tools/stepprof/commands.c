@@ -94,6 +94,16 @@ static const char summary_help[] =
     "                     cuda_memory_usage, self_cuda_memory_usage (cuda also\n"
     "                     spelled xpu, privateuse1 or device) (also --torch=SORT)\n"
     "\n"
+    "Throughput (printed after the tables when some step has num_samples, or\n"
+    "when one of these options is given):\n"
+    "  --throughput       print the Throughput Summary even without num_samples\n"
+    "  --tokens-per-sample N\n"
+    "                     tokens in one sample, for tokens/s (at most 1e12)\n"
+    "  --flops-per-step F FLOPs of one step, instead of the FLOPs recorded with\n"
+    "                     with_flops (at most 1e30)\n"
+    "  --peak-tflops T    the hardware's peak TFLOP/s, for MFU, instead of the\n"
+    "                     table of GPUs (for several GPUs, their sum; at most 1e9)\n"
+    "\n"
     "An option's value may also be joined to it: --time-unit=us.\n";
 
 static const char *const sort_names[] = {"CPUTotal", "CPUAvg", "CPUMax", "CPUMin",
@@ -193,12 +203,27 @@ static int bad_torch_sort(const char *v)
                            "--torch: unknown sort key '%s'; it sorts by " TORCH_SORT_LIST, v);
 }
 
-static const char *const summary_flags[] = {"--thread-sep", "--op-detail", "--no-op-detail", NULL};
+static const char *const summary_flags[] = {"--thread-sep", "--op-detail", "--no-op-detail",
+                                            "--throughput", NULL};
+
+/* A throughput figure: a finite number above 0 and at most max (the limits
+ * of sp_summary_options). */
+static int parse_figure(const char *option, const char *v, double max, double *out)
+{
+    char *end;
+    double x = strtod(v, &end);
+    if (end == v || *end != '\0' || !(x > 0 && x <= max))
+        return cli_usage_error("summary", "%s: '%s' is not a number above 0 and at most %g", option,
+                               v, max);
+    *out = x;
+    return CLI_OK;
+}
 
 int cli_summary(int argc, char **argv)
 {
     sp_summary_options opts;
     sp_summary_options_init(&opts);
+    opts.throughput = SP_THROUGHPUT_AUTO;
     const char *file = NULL, *torch = NULL;
     int use_torch = 0;
     /* The argument after a bare --torch that is not a sort key: taken for
@@ -227,6 +252,20 @@ int cli_summary(int argc, char **argv)
             if (strcmp(v, "s") && strcmp(v, "ms") && strcmp(v, "us") && strcmp(v, "ns"))
                 return cli_usage_error("summary", "unknown time unit '%s' (s, ms, us or ns)", v);
             opts.time_unit = v;
+        } else if (cli_option(argc, argv, &i, "--tokens-per-sample", &v)) {
+            if (!v) return cli_missing_value("summary", "--tokens-per-sample", "N");
+            int rc = parse_figure("--tokens-per-sample", v, 1e12, &opts.tokens_per_sample);
+            if (rc != CLI_OK) return rc;
+        } else if (cli_option(argc, argv, &i, "--flops-per-step", &v)) {
+            if (!v) return cli_missing_value("summary", "--flops-per-step", "F");
+            int rc = parse_figure("--flops-per-step", v, 1e30, &opts.flops_per_step);
+            if (rc != CLI_OK) return rc;
+        } else if (cli_option(argc, argv, &i, "--peak-tflops", &v)) {
+            if (!v) return cli_missing_value("summary", "--peak-tflops", "T");
+            int rc = parse_figure("--peak-tflops", v, 1e9, &opts.peak_tflops);
+            if (rc != CLI_OK) return rc;
+        } else if (strcmp(a, "--throughput") == 0) {
+            opts.throughput = SP_THROUGHPUT_ON;
         } else if (strcmp(a, "--thread-sep") == 0) {
             opts.thread_sep = true;
         } else if (strcmp(a, "--op-detail") == 0) {
