@@ -1251,6 +1251,9 @@ typedef struct sp_report_options {
     const sp_result *const *ranks;
     const int64_t *rank_ids;
     size_t rank_count;
+    /* The throughput section's inputs, as sp_summary_options' (0: not
+     * given): tokens per sample, FLOPs per step and the peak TFLOP/s. */
+    double tokens_per_sample, flops_per_step, peak_tflops;
 } sp_report_options;
 
 /* Fills opts with the defaults. Threads: any. */
@@ -1261,15 +1264,16 @@ SP_API void sp_report_options_init(sp_report_options *opts);
  * diagnosis, the per-step breakdown, the summary tables (the same cells as
  * sp_result_summary with default options, sortable), the top operators and
  * kernels, GPU utilisation over time, the median step's events as a
- * zoomable timeline, the memory curve, and with opts->ranks the cross-rank
- * tables of sp_results_rank_summary. A result with no steps, no host
+ * zoomable timeline, the memory curve, throughput (samples/s, tokens/s,
+ * FLOP/s and MFU per step, where known), and with opts->ranks the
+ * cross-rank tables of sp_results_rank_summary. A result with no steps, no host
  * events or no GPU records still gets a page, which says what is missing.
  * Every recorded name is escaped, so no name can inject markup or script.
  * The page holds aggregates and one step's events (at most a fixed number,
  * the shortest left out and counted), not every event, so its size does not
  * grow with the trace. The file is written to a temporary name and renamed.
  * Errors: SP_EINVAL (NULL result or path, a NULL rank result, a rank given
- * twice), SP_ENOMEM, SP_EIO.
+ * twice, a throughput input out of range), SP_ENOMEM, SP_EIO.
  * Threads: any (results are immutable). */
 SP_API sp_status sp_result_report(const sp_result *result, const sp_report_options *opts,
                                   const char *path);

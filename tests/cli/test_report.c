@@ -2,7 +2,7 @@
  * (tools/stepprof/report.c): usage errors exit 2, a bad input or an
  * unwritable output exits 1 and writes nothing, a result becomes a page
  * that names its source, with --baseline and --title too, from JSON and
- * .pb alike. The page itself is tested in tests/report. */
+ * .pb alike, and several files become one page comparing the ranks. The page itself is tested in tests/report. */
 #include "cli/cli_harness.h"
 
 #define US 1000ll
@@ -44,7 +44,9 @@ static void test_report_cli_usage(void)
     CHECK_EQ(2, cli("report run.json -o"));
     CHECK(strstr(err_text, "-o needs a value") != NULL);
     CHECK_EQ(2, cli("report --bogus run.json -o x.html"));
-    CHECK_EQ(2, cli("report run.json run.json -o x.html"));
+    CHECK_EQ(2, cli("report --tokens-per-sample 0 run.json -o x.html"));
+    CHECK(strstr(err_text, "--tokens-per-sample: '0' is not a number above 0") != NULL);
+    CHECK_EQ(2, cli("report --peak-tflops=lots run.json -o x.html"));
     CHECK_EQ(0, cli("report --help"));
     CHECK(strncmp(out_text, "usage: stepprof report", 22) == 0);
     CHECK_EQ(0, cli("--help"));
@@ -66,6 +68,12 @@ static void test_report_cli_pages(void)
     slurp("cmp.html", page, sizeof page);
     CHECK(strstr(page, "<title>A &amp; B - stepprof report</title>") != NULL);
     CHECK(strstr(page, "\"baseline\": {\"source\": \"base.pb\"") != NULL);
+
+    /* One file per rank: the cross-rank tables. */
+    CHECK_EQ(0, cli("report run.json run.json -o ranks.html --tokens-per-sample 128"));
+    slurp("ranks.html", page, sizeof page);
+    CHECK(strstr(page, "\"ranks\": {\"ids\": [0, 1], \"tables\": ") != NULL);
+    CHECK(strstr(page, "\"throughput\": {\"samples_per_s\": ") != NULL);
 
     CHECK_EQ(1, cli("report missing.json -o m.html"));
     CHECK(strstr(err_text, "missing.json") != NULL);

@@ -179,6 +179,11 @@ def check_demo(b, cli, trace, out, screenshot):
     check(bars == 10, 'demo: %s step bars, expected 10 (steps 10..19)' % bars)
     check(b.evaluate("!!document.getElementById('slowest-step')"), 'demo: the slowest step is marked')
     check(b.evaluate("document.querySelectorAll('.verdict').length") >= 1, 'demo: the diagnosis is shown')
+    rate = b.evaluate("document.querySelector('#throughput-stats tr:nth-child(2) td:nth-child(2)').textContent")
+    check(re.fullmatch(r'\d+(\.\d+)?', rate or '') is not None and float(rate) > 0,
+          'demo: samples/s is shown (the demo passes its batch to step()): %r' % rate)
+    check(b.evaluate("document.querySelectorAll('#throughput-chart rect').length") == 10,
+          'demo: a samples/s bar per step')
     if screenshot:
         b.open(page)
         b.screenshot(screenshot, max_height=1500)

@@ -33,6 +33,9 @@ int cli_is_help(const char *arg);
  * "NAME=VALUE". On a match *value is VALUE, or NULL when NAME is the last
  * argument (see cli_missing_value). */
 int cli_option(int argc, char **argv, int *i, const char *name, const char **value);
+/* A figure option's value (--tokens-per-sample and the like): a number
+ * above 0 and at most max into *out, else a usage error of command. */
+int cli_parse_figure(const char *command, const char *option, const char *v, double max, double *out);
 /* The usage error for an option given no value; returns CLI_USAGE. */
 int cli_missing_value(const char *command, const char *name, const char *what);
 /* The usage error for an argument that starts with '-' and is none of the

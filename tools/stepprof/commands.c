@@ -208,13 +208,13 @@ static const char *const summary_flags[] = {"--thread-sep", "--op-detail", "--no
 
 /* A throughput figure: a finite number above 0 and at most max (the limits
  * of sp_summary_options). */
-static int parse_figure(const char *option, const char *v, double max, double *out)
+int cli_parse_figure(const char *command, const char *option, const char *v, double max, double *out)
 {
     char *end;
     double x = strtod(v, &end);
     if (end == v || *end != '\0' || !(x > 0 && x <= max))
-        return cli_usage_error("summary", "%s: '%s' is not a number above 0 and at most %g", option,
-                               v, max);
+        return cli_usage_error(command, "%s: '%s' is not a number above 0 and at most %g", option, v,
+                               max);
     *out = x;
     return CLI_OK;
 }
@@ -254,15 +254,15 @@ int cli_summary(int argc, char **argv)
             opts.time_unit = v;
         } else if (cli_option(argc, argv, &i, "--tokens-per-sample", &v)) {
             if (!v) return cli_missing_value("summary", "--tokens-per-sample", "N");
-            int rc = parse_figure("--tokens-per-sample", v, 1e12, &opts.tokens_per_sample);
+            int rc = cli_parse_figure("summary", "--tokens-per-sample", v, 1e12, &opts.tokens_per_sample);
             if (rc != CLI_OK) return rc;
         } else if (cli_option(argc, argv, &i, "--flops-per-step", &v)) {
             if (!v) return cli_missing_value("summary", "--flops-per-step", "F");
-            int rc = parse_figure("--flops-per-step", v, 1e30, &opts.flops_per_step);
+            int rc = cli_parse_figure("summary", "--flops-per-step", v, 1e30, &opts.flops_per_step);
             if (rc != CLI_OK) return rc;
         } else if (cli_option(argc, argv, &i, "--peak-tflops", &v)) {
             if (!v) return cli_missing_value("summary", "--peak-tflops", "T");
-            int rc = parse_figure("--peak-tflops", v, 1e9, &opts.peak_tflops);
+            int rc = cli_parse_figure("summary", "--peak-tflops", v, 1e9, &opts.peak_tflops);
             if (rc != CLI_OK) return rc;
         } else if (strcmp(a, "--throughput") == 0) {
             opts.throughput = SP_THROUGHPUT_ON;

@@ -8,6 +8,7 @@
 #include "export.h"
 #include "json_escape.h"
 #include "ranks.h"
+#include "throughput.h"
 
 #include <string.h>
 
@@ -16,24 +17,28 @@ void sp_report_options_init(sp_report_options *o)
     if (o) memset(o, 0, sizeof *o);
 }
 
-/* One result's model and diagnosis. */
+/* One result's model, diagnosis and throughput. */
 typedef struct analysed {
     sp__model m;
     sp__diagnosis d;
-    int built, diagnosed;
+    sp__throughput t;
+    int built, diagnosed, measured;
 } analysed;
 
-static int analyse(analysed *a, const sp_result *r)
+static int analyse(analysed *a, const sp_result *r, const sp__tput_opts *o)
 {
     memset(a, 0, sizeof *a);
     a->built = 1;
     if (sp__model_build(&a->m, r) != 0) return -1;
     a->diagnosed = 1;
-    return sp__diagnose(&a->m, &a->d);
+    if (sp__diagnose(&a->m, &a->d) != 0) return -1;
+    a->measured = 1;
+    return sp__throughput_build(r, o, &a->t) == 0 ? 0 : -1;
 }
 
 static void analysed_fini(analysed *a)
 {
+    if (a->measured) sp__throughput_fini(&a->t);
     if (a->diagnosed) sp__diagnosis_fini(&a->d);
     if (a->built) sp__model_fini(&a->m);
 }
@@ -106,10 +111,10 @@ static void put_data(sp__buf *b, const sp_result *r, const sp_report_options *o,
     sp__buf_puts(b, "{\"generator\": \"stepprof " SP_VERSION_STRING "\", \"title\": ");
     sp__json_put_string(b, title, strlen(title));
     sp__buf_puts(b, ",\n\"run\": ");
-    sp__report_data(b, r, &run->m, &run->d, o->source);
+    sp__report_data(b, r, &run->m, &run->d, &run->t, o->source);
     sp__buf_puts(b, ",\n\"baseline\": ");
     if (o->baseline)
-        sp__report_data(b, o->baseline, &base->m, &base->d, o->baseline_source);
+        sp__report_data(b, o->baseline, &base->m, &base->d, &base->t, o->baseline_source);
     else
         sp__buf_puts(b, "null");
     sp__buf_puts(b, ",\n\"ranks\": ");
@@ -175,8 +180,11 @@ sp_status sp_result_report(const sp_result *r, const sp_report_options *opts, co
     memset(&base, 0, sizeof base);
     sp__ranks ranks;
     int ranked = 0;
+    sp__tput_opts tput = {opts->tokens_per_sample, opts->flops_per_step, opts->peak_tflops};
+    char why[160];
+    if (sp__tput_opts_check(&tput, why, sizeof why)) return sp__fail(SP_EINVAL, "sp_result_report: %s", why);
     sp_status s = analyse_ranks(opts, &ranks, &ranked);
-    if (s == SP_OK && (analyse(&run, r) != 0 || (opts->baseline && analyse(&base, opts->baseline) != 0)))
+    if (s == SP_OK && (analyse(&run, r, &tput) != 0 || (opts->baseline && analyse(&base, opts->baseline, &tput) != 0)))
         s = sp__fail(SP_ENOMEM, "out of memory analysing the result for the report");
     const char *title = page_title(r, opts);
     sp__buf data;

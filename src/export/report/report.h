@@ -18,6 +18,7 @@
 #include "diagnose.h"
 #include "model.h"
 #include "table.h"
+#include "throughput.h"
 
 /* The page's fixed parts, NUL-terminated (generated from report.js and
  * report.css by cmake/embed.cmake). */
@@ -35,10 +36,10 @@ extern const char sp__report_css[];
 #define SP__REPORT_UTIL_BINS 200
 
 /* Appends the JSON object of one result (docs/report.md §2). m is built
- * from r; d is its diagnosis (steps.n == 0 when it has no step). source may
- * be NULL. */
+ * from r; d is its diagnosis (steps.n == 0 when it has no step), t its
+ * throughput. source may be NULL. */
 void sp__report_data(sp__buf *b, const sp_result *r, const sp__model *m, const sp__diagnosis *d,
-                     const char *source);
+                     const sp__throughput *t, const char *source);
 
 /* The report's time origin: the first step's start, else the span's. */
 int64_t sp__report_origin(const sp__model *m, const sp__steps *s);

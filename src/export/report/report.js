@@ -244,6 +244,58 @@
     return t;
   }
 
+  /* ---- throughput ---- */
+  function fmtRate(v, kind) {
+    if (v === undefined || v === null || v < 0) return '-';
+    if (kind === 'mfu') return (100 * v).toFixed(2) + '%';
+    if (kind === 'flops') return (v / 1e12).toFixed(3) + ' TFLOP/s';
+    return v >= 100 ? v.toFixed(1) : v.toFixed(3);
+  }
+  function throughputSection() {
+    var s = section('throughput', 'Throughput');
+    var t = run.throughput, bt = base && base.throughput;
+    if (!t) { s.appendChild(el('p', {class: 'note', text: 'No steps were recorded.'})); return; }
+    var metrics = [['samples_per_s', 'Samples/s', 'rate'], ['tokens_per_s', 'Tokens/s', 'rate'],
+      ['flops_per_s', 'FLOP/s', 'flops'], ['mfu', 'MFU', 'mfu']];
+    var head = ['', 'median per step', 'mean'];
+    if (bt) head.push('baseline median', 'change');
+    head.push('');
+    var table = el('table', {class: 'stats', id: 'throughput-stats'}, el('tr', null, head.map(function (h) {
+      return el('th', {text: h});
+    })));
+    metrics.forEach(function (m) {
+      var st = t[m[0]], tr = el('tr', null, el('td', {text: m[1]}), el('td', {text: fmtRate(st.median, m[2])}),
+        el('td', {text: fmtRate(st.mean, m[2])}));
+      if (bt) {
+        var b = bt[m[0]];
+        tr.appendChild(el('td', {text: fmtRate(b.median, m[2])}));
+        tr.appendChild(el('td', null, b.median >= 0 && st.median >= 0 ? changeSpan(st.median, b.median) : ''));
+      }
+      tr.appendChild(el('td', {class: 'note', text: st.unknown ? st.unknown + '.' : ''}));
+      table.appendChild(tr);
+    });
+    s.appendChild(table);
+    if (t.peak_flops > 0)
+      s.appendChild(el('p', {class: 'note', text: 'Peak for MFU: ' + fmtRate(t.peak_flops, 'flops') +
+        (t.peak_row ? ' (' + t.peak_row + ')' : '') + '.'}));
+    var known = t.steps.filter(function (r) { return r[1] >= 0; });
+    if (known.length) {
+      var W = 1160, H = 120, L = 60, B = 20, max = 0, n = t.steps.length, bw = (W - L) / n;
+      known.forEach(function (r) { max = Math.max(max, r[1]); });
+      var svg = sv('svg', {width: W, height: H, id: 'throughput-chart', viewBox: '0 0 ' + W + ' ' + H});
+      svg.appendChild(sv('text', {x: L - 4, y: 12, 'text-anchor': 'end', text: fmtRate(max, 'rate')}));
+      svg.appendChild(sv('text', {x: L - 4, y: H - B, 'text-anchor': 'end', text: '0'}));
+      t.steps.forEach(function (r, i) {
+        if (r[1] < 0) return;
+        var h = (H - B - 6) * r[1] / (max || 1);
+        svg.appendChild(tip(sv('rect', {x: L + i * bw + 0.5, y: H - B - h, width: Math.max(bw - 1, 0.5), height: h,
+          fill: '#2a9d8f'}), 'step ' + r[0] + ': ' + fmtRate(r[1], 'rate') + ' samples/s'));
+      });
+      s.appendChild(el('p', {class: 'note', text: 'Samples/s per step:'}));
+      s.appendChild(el('div', {class: 'scroll'}, svg));
+    }
+  }
+
   /* ---- top operators and kernels ---- */
   function barChart(id, title, rows, baseRows) {
     var box = el('div', null, el('h3', {text: title}));
@@ -589,6 +641,7 @@
   diagnosis();
   ranksSection();
   stepsSection();
+  throughputSection();
   topSection();
   gpuSection();
   timelineSection();

@@ -222,12 +222,62 @@ static void put_tables(sp__buf *b, const sp_result *r, const sp__model *m)
     sp__buf_puts(b, "]");
 }
 
+static void put_stat(sp__buf *b, const char *name, const sp__tput_stat *st, const char *why)
+{
+    sp__buf_printf(b, "\"%s\": {\"median\": ", name);
+    sp__json_put_double(b, st->median);
+    sp__buf_puts(b, ", \"mean\": ");
+    sp__json_put_double(b, st->mean);
+    sp__buf_printf(b, ", \"count\": %zu, \"unknown\": ", st->count);
+    if (why)
+        put_str(b, why);
+    else
+        sp__buf_puts(b, "null");
+    sp__buf_puts(b, "}");
+}
+
+/* Samples/s, tokens/s, FLOP/s and MFU over the steps and per step (-1 for
+ * unknown, with the reason), as the Throughput Summary has them. */
+static void put_throughput(sp__buf *b, const sp__throughput *t)
+{
+    sp__buf_puts(b, ",\n \"throughput\": ");
+    if (t->step_count == 0) {
+        sp__buf_puts(b, "null");
+        return;
+    }
+    sp__buf_puts(b, "{");
+    put_stat(b, "samples_per_s", &t->samples_per_s, t->samples_unknown);
+    sp__buf_puts(b, ", ");
+    put_stat(b, "tokens_per_s", &t->tokens_per_s, t->tokens_unknown);
+    sp__buf_puts(b, ", ");
+    put_stat(b, "flops_per_s", &t->flops_per_s, t->flops_unknown);
+    sp__buf_puts(b, ", ");
+    put_stat(b, "mfu", &t->mfu, t->mfu_unknown ? t->mfu_unknown : t->peak_unknown);
+    sp__buf_puts(b, ", \"peak_flops\": ");
+    sp__json_put_double(b, t->peak_flops);
+    sp__buf_puts(b, ", \"peak_row\": ");
+    put_str(b, t->peak_given ? "given" : t->peak_row);
+    sp__buf_puts(b, ",\n  \"steps\": [");
+    for (size_t i = 0; i < t->step_count; i++) {
+        const sp__tput_step *st = &t->steps[i];
+        sp__buf_printf(b, "%s[%" PRId64 ", ", i ? ", " : "", st->number);
+        const double v[] = {st->samples_per_s, st->tokens_per_s, st->flops_per_s, st->mfu};
+        for (size_t k = 0; k < 4; k++) {
+            if (k) sp__buf_puts(b, ", ");
+            sp__json_put_double(b, v[k]);
+        }
+        sp__buf_putc(b, ']');
+    }
+    sp__buf_puts(b, "]}");
+}
+
 void sp__report_data(sp__buf *b, const sp_result *r, const sp__model *m, const sp__diagnosis *d,
-                     const char *source)
+                     const sp__throughput *t, const char *source)
 {
     put_header(b, r, source);
     put_missing(b, r, m, &d->steps);
     put_steps(b, d);
+    put_throughput(b, t);
     sp__buf_puts(b, ",\n \"diagnosis\": ");
     if (d->steps.n > 0)
         sp__diagnosis_json(b, d, r);
