@@ -13,6 +13,8 @@ enum { CLI_OK = 0, CLI_BAD_INPUT = 1, CLI_USAGE = 2 };
 
 /* Each command gets the arguments after its name. */
 int cli_summary(int argc, char **argv);
+/* summary of several files: the cross-rank summary (argv as summary's). */
+int cli_rank_summary(int argc, char **argv, const char *time_unit);
 int cli_convert(int argc, char **argv);
 int cli_info(int argc, char **argv);
 int cli_diff(int argc, char **argv);

@@ -70,9 +70,12 @@ int cli_load(const char *path, sp_result **out)
 /* ---- summary ---- */
 
 static const char summary_help[] =
-    "usage: stepprof summary [OPTIONS] FILE\n"
+    "usage: stepprof summary [OPTIONS] FILE...\n"
     "\n"
     "Prints paddle's summary tables of a saved result (.pb, .json, .json.gz).\n"
+    "Given one file per rank of a distributed job, in rank order, prints the\n"
+    "cross-rank summary instead: per rank compute, communication, overlap,\n"
+    "exposed communication and idle; the collectives; the stragglers.\n"
     "\n"
     "options:\n"
     "  --sorted-by KEY    CPUTotal (default), CPUAvg, CPUMax, CPUMin, GPUTotal,\n"
@@ -230,6 +233,7 @@ int cli_summary(int argc, char **argv)
      * FILE, as --torch's value is optional, unless a second FILE shows
      * that it was meant as the sort key. */
     const char *torch_guess = NULL;
+    int more_files = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v;
         if (cli_is_help(a)) {
@@ -286,12 +290,16 @@ int cli_summary(int argc, char **argv)
             return cli_unknown_option("summary", a, summary_flags);
         } else if (file) {
             if (file == torch_guess || a == torch_guess) return bad_torch_sort(torch_guess);
-            return cli_usage_error("summary", "one FILE expected, got '%s' and '%s'", file, a);
+            if (use_torch)
+                return cli_usage_error("summary", "--torch takes one FILE, got '%s' and '%s'", file, a);
+            more_files = 1;
         } else {
             file = a;
         }
     }
     if (!file) return cli_usage_error("summary", "FILE missing");
+    /* One file per rank: the cross-rank summary. */
+    if (more_files) return cli_rank_summary(argc, argv, opts.time_unit);
     sp_result *r;
     int rc = cli_load(file, &r);
     if (rc != CLI_OK) return rc;
@@ -302,6 +310,41 @@ int cli_summary(int argc, char **argv)
         return CLI_BAD_INPUT;
     }
     return fflush(stdout) == 0 ? CLI_OK : CLI_BAD_INPUT;
+}
+
+/* The files of argv (summary's arguments, already checked: those that are
+ * not options or option values), one per rank in rank order, as
+ * sp_results_rank_summary prints them. Options that only concern one
+ * file's tables are ignored. */
+int cli_rank_summary(int argc, char **argv, const char *time_unit)
+{
+    sp_result **r = calloc((size_t)argc + 1, sizeof *r);
+    const char **files = calloc((size_t)argc + 1, sizeof *files);
+    size_t n = 0;
+    int rc = r && files ? CLI_OK : CLI_BAD_INPUT;
+    for (int i = 0; rc == CLI_OK && i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (cli_option(argc, argv, &i, "--sorted-by", &v) || cli_option(argc, argv, &i, "--views", &v) ||
+            cli_option(argc, argv, &i, "--time-unit", &v) ||
+            cli_option(argc, argv, &i, "--tokens-per-sample", &v) ||
+            cli_option(argc, argv, &i, "--flops-per-step", &v) || cli_option(argc, argv, &i, "--peak-tflops", &v))
+            continue;
+        if (a[0] == '-' && a[1] != '\0') continue;
+        files[n] = a;
+        rc = cli_load(a, &r[n]);
+        if (rc == CLI_OK) n++;
+    }
+    if (rc == CLI_OK &&
+        sp_results_rank_summary((const sp_result *const *)r, NULL, n, time_unit, stdout) != SP_OK) {
+        fprintf(stderr, "stepprof: %s\n", sp_last_error());
+        rc = CLI_BAD_INPUT;
+    }
+    for (size_t i = 0; i < n; i++)
+        sp_result_release(r[i]);
+    free(r);
+    free(files);
+    if (rc == CLI_OK && fflush(stdout) != 0) rc = CLI_BAD_INPUT;
+    return rc;
 }
 
 /* ---- convert ---- */
