@@ -30,13 +30,19 @@ $(BUILD)/CMakeCache.txt: | deps
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
-# DEMO_OUT: the directory the trace goes to (each run adds one file);
+# DEMO_OUT: the directory the trace goes to (each run adds one file, and
+# rewrites report.html, the HTML report of that trace);
 # DEMO_ARGS: train_mlp's options. Two runs to compare with `stepprof diff`:
 #   make demo DEMO_OUT=build/demo/workers0
 #   make demo DEMO_OUT=build/demo/workers4 DEMO_ARGS='--workers 4'
 demo: build
 	@echo "== stepprof demo: a small MLP trained on synthetic data, steps [10, 20) profiled"
-	$(BUILD)/examples/train_mlp $(DEMO_ARGS) --out $(DEMO_OUT)
+	@echo "$(BUILD)/examples/train_mlp $(DEMO_ARGS) --out $(DEMO_OUT)"
+	@$(BUILD)/examples/train_mlp $(DEMO_ARGS) --out $(DEMO_OUT) > $(BUILD)/demo.log; rc=$$?; \
+		cat $(BUILD)/demo.log; exit $$rc
+	@trace=$$(sed -n 's/^trace: //p' $(BUILD)/demo.log | tail -1); \
+		$(BUILD)/stepprof report "$$trace" -o $(DEMO_OUT)/report.html > /dev/null && \
+		echo "HTML report (diagnosis, step breakdown, tables, timeline): $(DEMO_OUT)/report.html"
 	@echo "Open the trace in https://ui.perfetto.dev (Open trace file) or chrome://tracing."
 	@echo "Compare data loading on worker threads: make demo DEMO_ARGS='--workers 4'"
 
