@@ -175,14 +175,6 @@ static const sp__step *step_numbered(const sp__steps *s, int64_t number)
     return NULL;
 }
 
-/* The step of s containing time t, or NULL. */
-static const sp__step *step_at(const sp__steps *s, int64_t t)
-{
-    for (size_t i = 0; i < s->n; i++)
-        if (s->v[i].start_ns <= t && t <= s->v[i].end_ns) return &s->v[i];
-    return NULL;
-}
-
 /* The phase in which rank `who` fell behind in step `st`, and by how much. */
 static int behind_phase(const rank_data *d, size_t n, size_t who, const sp__step *st, double *scratch,
                         double *excess)
@@ -268,7 +260,8 @@ static int match(rank_data *d, size_t n, sp__ranks *out)
         c->calls++;
         c->time_ns += median(scratch, n);
         c->wait_ns += wait;
-        const sp__step *st = step_at(&d[who].s, d[who].colls[k].start);
+        ptrdiff_t at = sp__steps_at(&d[who].s, d[who].colls[k].start);
+        const sp__step *st = at >= 0 ? &d[who].s.v[at] : NULL;
         if (n < 2 || wait < threshold || !st) continue;
         double excess;
         int phase = behind_phase(d, n, who, st, scratch, &excess);

@@ -115,29 +115,34 @@ static int by_start(const void *pa, const void *pb)
     return a->end_ns < b->end_ns ? -1 : a->end_ns > b->end_ns;
 }
 
-static int collect_steps(const sp__model *m, sp__steps *s)
+static int is_step(const sp__event *e)
 {
-    const sp_result *r = m->result;
+    return e->type == SP_EVENT_PROFILE_STEP && !sp__event_is_mark(e) && !(e->flags & SP_EVENT_FLAG_SPLIT_CONT);
+}
+
+int sp__steps_collect(const sp_result *r, sp__steps *s)
+{
+    memset(s, 0, sizeof *s);
     size_t n = 0;
     for (size_t t = 0; r && t < r->thread_count; t++)
-        for (size_t k = 0; k < r->threads[t].count; k++) {
-            const sp__event *e = &r->threads[t].events[k];
-            n += e->type == SP_EVENT_PROFILE_STEP && !sp__event_is_mark(e) &&
-                 !(e->flags & SP_EVENT_FLAG_SPLIT_CONT);
-        }
+        for (size_t k = 0; k < r->threads[t].count; k++)
+            n += is_step(&r->threads[t].events[k]);
     if (n == 0) return 0;
     s->v = sp__alloc(sizeof *s->v * n);
     if (!s->v) return -1;
     for (size_t t = 0; t < r->thread_count; t++)
         for (size_t k = 0; k < r->threads[t].count; k++) {
             const sp__event *e = &r->threads[t].events[k];
-            if (e->type != SP_EVENT_PROFILE_STEP || sp__event_is_mark(e) ||
-                (e->flags & SP_EVENT_FLAG_SPLIT_CONT))
-                continue;
+            if (!is_step(e)) continue;
             sp__step *st = &s->v[s->n++];
+            memset(st, 0, sizeof *st);
             st->start_ns = e->start_ns;
             st->end_ns = e->end_ns > e->start_ns ? e->end_ns : e->start_ns;
             st->number = step_number(sp__result_name(r, e->name));
+            st->num_samples = (e->flags & SP_EVENT_FLAG_SAMPLES) && e->value >= 0 &&
+                                      e->value <= SP__STEP_SAMPLES_MAX
+                                  ? e->value
+                                  : -1;
         }
     qsort(s->v, s->n, sizeof *s->v, by_start);
     for (size_t i = 0; i < s->n; i++)
@@ -145,9 +150,7 @@ static int collect_steps(const sp__model *m, sp__steps *s)
     return 0;
 }
 
-/* The step whose [start, end) holds t (the last one starting at or before
- * it), or -1. */
-static ptrdiff_t step_at(const sp__steps *s, int64_t t)
+ptrdiff_t sp__steps_at(const sp__steps *s, int64_t t)
 {
     size_t lo = 0, hi = s->n;
     while (lo < hi) {
@@ -187,7 +190,7 @@ static void fill(const sp__model *m, sp__steps *s, sp__spans *l)
     for (size_t d = 0; d < r->device_count; d++) {
         const sp__device_rec *dev = &r->devices[d];
         if (dev->type != SP_EVENT_KERNEL) continue;
-        ptrdiff_t i = step_at(s, dev->start_ns);
+        ptrdiff_t i = sp__steps_at(s, dev->start_ns);
         if (i < 0) continue;
         s->v[i].kernels++;
         s->v[i].short_kernels += dev->end_ns - dev->start_ns < SP__SHORT_KERNEL_NS;
@@ -198,7 +201,7 @@ int sp__steps_build(const sp__model *m, sp__steps *s)
 {
     memset(s, 0, sizeof *s);
     if (m->failed) return -1;
-    if (collect_steps(m, s) != 0) return -1;
+    if (sp__steps_collect(m->result, s) != 0) return -1;
     if (s->n == 0) return 0;
     s->has_gpu = m->result->device_count > 0;
     sp__spans l[L_COUNT];

@@ -45,6 +45,7 @@ typedef struct sp__step {
     int64_t comm_ns;                /* communication, host ranges and GPU kernels */
     int64_t exposed_comm_ns;        /* communication while no compute kernel runs */
     int64_t kernels, short_kernels; /* kernels starting in the step; those under 10 us */
+    double num_samples;             /* given to step() (SP_EVENT_FLAG_SAMPLES); -1 unknown */
 } sp__step;
 
 /* Kernels shorter than this count as short (launch-bound evidence). */
@@ -60,6 +61,15 @@ typedef struct sp__steps {
  * out (s then empty). s needs no initialisation; free with sp__steps_fini. */
 int sp__steps_build(const sp__model *m, sp__steps *s);
 void sp__steps_fini(sp__steps *s);
+
+/* Only the steps themselves, from a result with no model: number, start,
+ * end and num_samples, every other figure 0 (r may be NULL). Returns 0, or
+ * -1 when memory ran out (s then empty); free with sp__steps_fini. */
+int sp__steps_collect(const sp_result *r, sp__steps *s);
+
+/* The index of the step whose [start, end) holds t (the last one starting
+ * at or before it), or -1. */
+ptrdiff_t sp__steps_at(const sp__steps *s, int64_t t);
 
 /* The per-step values, in ns, of one metric (see sp_result_compare_steps):
  * "step" (the step's length), "phase:TYPE" (a phase above, or any host event

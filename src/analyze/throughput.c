@@ -5,6 +5,8 @@
  * each figure is finite or -1. */
 #include "throughput.h"
 
+#include "steps.h"
+
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -112,83 +114,31 @@ const char *sp__tput_opts_check(const sp__tput_opts *o, char *msg, size_t size)
     return NULL;
 }
 
-static int by_start(const void *pa, const void *pb)
+/* The steps as steps.c cuts them (so that the Throughput Summary, the
+ * diagnosis and the report count the same steps), each figure unknown. */
+static int collect_steps(const sp_result *r, sp__throughput *t, sp__steps *s)
 {
-    const sp__tput_step *a = pa, *b = pb;
-    if (a->start_ns != b->start_ns) return a->start_ns < b->start_ns ? -1 : 1;
-    return a->end_ns < b->end_ns ? -1 : a->end_ns > b->end_ns;
-}
-
-/* The step number from "ProfileStep#N" (or any name ending "#N"), else -1,
- * as steps.c numbers steps. */
-static int64_t step_number(const char *name)
-{
-    const char *hash = name ? strrchr(name, '#') : NULL;
-    if (!hash || !isdigit((unsigned char)hash[1])) return -1;
-    char *end;
-    long long v = strtoll(hash + 1, &end, 10);
-    return *end == '\0' ? (int64_t)v : -1;
-}
-
-static int is_step(const sp__event *e)
-{
-    return e->type == SP_EVENT_PROFILE_STEP && !sp__event_is_mark(e) &&
-           !(e->flags & SP_EVENT_FLAG_SPLIT_CONT);
-}
-
-static int collect_steps(const sp_result *r, sp__throughput *t)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < r->thread_count; i++)
-        for (size_t k = 0; k < r->threads[i].count; k++)
-            n += is_step(&r->threads[i].events[k]);
-    if (n == 0) return 0;
-    t->steps = sp__alloc(sizeof *t->steps * n);
+    if (sp__steps_collect(r, s) != 0) return -1;
+    if (s->n == 0) return 0;
+    t->steps = sp__alloc(sizeof *t->steps * s->n);
     if (!t->steps) return -1;
-    for (size_t i = 0; i < r->thread_count; i++)
-        for (size_t k = 0; k < r->threads[i].count; k++) {
-            const sp__event *e = &r->threads[i].events[k];
-            if (!is_step(e)) continue;
-            sp__tput_step *s = &t->steps[t->step_count++];
-            int64_t end = e->end_ns > e->start_ns ? e->end_ns : e->start_ns;
-            *s = (sp__tput_step){.number = step_number(sp__result_name(r, e->name)),
-                                 .start_ns = e->start_ns,
-                                 .end_ns = end,
-                                 .num_samples = -1,
-                                 .samples_per_s = -1,
-                                 .tokens_per_s = -1,
-                                 .flops = -1,
-                                 .flops_per_s = -1,
-                                 .mfu = -1};
-            if ((e->flags & SP_EVENT_FLAG_SAMPLES) && e->value >= 0 &&
-                e->value <= SP__STEP_SAMPLES_MAX)
-                s->num_samples = e->value;
-        }
-    qsort(t->steps, t->step_count, sizeof *t->steps, by_start);
-    for (size_t i = 0; i < t->step_count; i++)
-        if (t->steps[i].number < 0) t->steps[i].number = (int64_t)i;
+    for (size_t i = 0; i < s->n; i++)
+        t->steps[i] = (sp__tput_step){.number = s->v[i].number,
+                                      .start_ns = s->v[i].start_ns,
+                                      .end_ns = s->v[i].end_ns,
+                                      .num_samples = s->v[i].num_samples,
+                                      .samples_per_s = -1,
+                                      .tokens_per_s = -1,
+                                      .flops = -1,
+                                      .flops_per_s = -1,
+                                      .mfu = -1};
+    t->step_count = s->n;
     return 0;
-}
-
-/* The step whose [start, end) holds ts (the last one starting at or before
- * it), or -1. */
-static ptrdiff_t step_at(const sp__throughput *t, int64_t ts)
-{
-    size_t lo = 0, hi = t->step_count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->steps[mid].start_ns <= ts)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == 0) return -1;
-    return ts < t->steps[lo - 1].end_ns ? (ptrdiff_t)(lo - 1) : -1;
 }
 
 /* Sums the recorded FLOPs of the operator records into their steps.
  * Returns 1 when the result holds any, else 0 (steps untouched). */
-static int recorded_flops(const sp_result *r, sp__throughput *t)
+static int recorded_flops(const sp_result *r, const sp__steps *steps, sp__throughput *t)
 {
     int any = 0;
     for (size_t i = 0; i < r->thread_count && !any; i++)
@@ -200,7 +150,7 @@ static int recorded_flops(const sp_result *r, sp__throughput *t)
     for (size_t i = 0; i < r->thread_count; i++)
         for (size_t k = 0; k < r->threads[i].op_count; k++) {
             const sp__op_supplement *op = &r->threads[i].ops[k];
-            ptrdiff_t s = op->flops ? step_at(t, op->ts_ns) : -1;
+            ptrdiff_t s = op->flops ? sp__steps_at(steps, op->ts_ns) : -1;
             if (s >= 0) t->steps[s].flops += (double)op->flops;
         }
     return 1;
@@ -386,15 +336,21 @@ int sp__throughput_build(const sp_result *r, const sp__tput_opts *o, sp__through
     if (sp__tput_opts_check(o, msg, sizeof msg)) return 1;
     sp__tput_opts none = {0, 0, 0};
     if (!o) o = &none;
-    if (r && collect_steps(r, t) != 0) return -1;
+    sp__steps steps;
+    if (collect_steps(r, t, &steps) != 0) {
+        sp__steps_fini(&steps);
+        sp__throughput_fini(t);
+        return -1;
+    }
     if (o->tokens_per_sample > 0) t->tokens_per_sample = o->tokens_per_sample;
     if (o->flops_per_step > 0) {
         t->flops_source = SP__TPUT_FLOPS_GIVEN;
         for (size_t i = 0; i < t->step_count; i++)
             t->steps[i].flops = o->flops_per_step;
-    } else if (r && recorded_flops(r, t)) {
+    } else if (r && recorded_flops(r, &steps, t)) {
         t->flops_source = SP__TPUT_FLOPS_RECORDED;
     }
+    sp__steps_fini(&steps);
     if (o->peak_tflops > 0) {
         t->peak_flops = o->peak_tflops * 1e12;
         t->peak_given = 1;
