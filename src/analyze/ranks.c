@@ -279,7 +279,7 @@ static int match(rank_data *d, size_t n, sp__ranks *out)
         }
     }
     sp__free(dur);
-    qsort(out->strag, out->nstrag, sizeof *out->strag, by_wait_desc);
+    if (out->nstrag) qsort(out->strag, out->nstrag, sizeof *out->strag, by_wait_desc);
     return 0;
 nomem:
     sp__free(dur);

@@ -184,7 +184,7 @@ static size_t trim(timeline *t)
         qsort(t->ev, t->n, sizeof *t->ev, by_dur_desc);
         t->n = SP__REPORT_TIMELINE_EVENTS;
     }
-    qsort(t->ev, t->n, sizeof *t->ev, by_lane_start);
+    if (t->n) qsort(t->ev, t->n, sizeof *t->ev, by_lane_start);
     return gone;
 }
 
