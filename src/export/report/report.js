@@ -93,7 +93,8 @@
       ['Steps', st ? st.list.length + ' (' + st.list[0][0] + ' to ' + st.list[st.list.length - 1][0] + ')' : 'none'],
       ['Threads', run.threads], ['Host events', run.host_events], ['GPU records', run.gpu_records],
       ['Devices', run.devices.length ? run.devices.map(function (d) {
-        return 'GPU ' + d.id + ': ' + d.name; }).join(', ') : 'CPU only'],
+        return 'GPU ' + d.id + ': ' + d.name; }).join(', ') :
+        run.gpu_records ? 'GPU (no device properties recorded)' : 'CPU only'],
       ['Options', run.options.length ? run.options.join(', ') : 'none']
     ];
     if (data.ranks) items.splice(1, 0, ['Ranks', data.ranks.ids.length + ': ' + data.ranks.ids.join(', ') +
