@@ -32,6 +32,7 @@
  * type (a string or an object where a number belongs) is skipped and
  * counted (load_skipped), never dropped in silence. */
 #include "json_cuda.h"
+#include "json_kineto.h"
 #include "json_lex.h"
 #include "json_paddle.h"
 #include "load.h"
@@ -365,7 +366,7 @@ static int add_range(jloader *l, int instant, int type_from_cat)
                              : strcmp(cat, "python_function") == 0 ? SP_EVENT_PYTHON_OP
                                                                    : SP_EVENT_USER_DEFINED;
     sp_event_type type = sp__paddle_type(str(&e->event_type)); /* paddle's names */
-    if (type == SP_EVENT_TYPE_COUNT) type = fallback;
+    if (type == SP_EVENT_TYPE_COUNT) type = e->event_type.len ? fallback : sp__kineto_type(cat, str(&e->name), fallback);
     int exact = 0;
     int64_t start = e->ts, end = instant ? e->ts : sat_add(e->ts, e->dur > 0 ? e->dur : 0);
     if (type_from_cat >= 0) {
