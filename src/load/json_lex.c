@@ -66,6 +66,15 @@ void sp__jlex_close(sp__jlex *lx)
     lx->raw = NULL;
 }
 
+void sp__jlex_tee(sp__jlex *lx, sp__buf *tee)
+{
+    if (lx->tee) sp__buf_append(lx->tee, lx->buf + lx->tee_from, lx->pos - lx->tee_from);
+    lx->tee = tee;
+    lx->tee_from = lx->pos;
+}
+
+size_t sp__jlex_tee_pos(const sp__jlex *lx) { return lx->tee->len + (lx->pos - lx->tee_from); }
+
 static int read_error(sp__jlex *lx)
 {
     if (lx->status == SP_OK) lx->status = sp__fail(SP_EIO, "%s: read error: %s", lx->path, strerror(errno));
@@ -163,6 +172,10 @@ static int fill(sp__jlex *lx)
 {
     if (lx->pos < lx->len) return 0;
     if (lx->eof || lx->status != SP_OK) return -1;
+    if (lx->tee) {
+        sp__buf_append(lx->tee, lx->buf + lx->tee_from, lx->len - lx->tee_from);
+        lx->tee_from = lx->len;
+    }
     long n;
     if (lx->gzip) {
         n = inflate_some(lx);
@@ -177,6 +190,7 @@ static int fill(sp__jlex *lx)
     }
     lx->pos = 0;
     lx->len = (size_t)n;
+    lx->tee_from = 0;
     if (lx->on_refill) lx->on_refill(lx->user, lx->offset);
     return 0;
 }
