@@ -176,7 +176,7 @@ static int first_event(void *ctx, sp__jlex *lx)
 {
     pass *p = ctx;
     mg_event ev;
-    if (sp__merge_read_event(lx, &ev) != 0) return -1;
+    if (sp__merge_next_event(lx, &ev) != 0) return -1;
     mg_rank *r = p->r;
     r->events++;
     note_pid(r, &ev);
@@ -340,7 +340,7 @@ static int second_event(void *ctx, sp__jlex *lx)
     p->text.len = 0;
     sp__jlex_tee(lx, &p->text);
     mg_event ev;
-    int rc = sp__merge_read_event(lx, &ev);
+    int rc = sp__merge_next_event(lx, &ev);
     sp__jlex_tee(lx, NULL);
     if (rc != 0) return -1;
     p->seen++;

@@ -57,6 +57,11 @@ int sp__merge_read(sp__jlex *lx, mg_header *h, int flags, mg_event_fn on_event, 
                    int *in_events);
 /* Reads one event object; 0, or -1 with the error in lx->status. */
 int sp__merge_read_event(sp__jlex *lx, mg_event *ev);
+/* The same, through the fast path of merge_scan.c where it can. */
+int sp__merge_next_event(sp__jlex *lx, mg_event *ev);
+/* The fast path alone: reads the event at [start, end) if it lies whole
+ * there in a form it knows; its length, or 0 (nothing read). */
+size_t sp__merge_scan_event(const unsigned char *start, const unsigned char *end, mg_event *ev);
 /* Microseconds as JSON number text -> nanoseconds, rounded. 0 on success. */
 int sp__merge_us_to_ns(const char *text, int64_t *ns);
 uint64_t sp__merge_hash(const char *s, size_t len);

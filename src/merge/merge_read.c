@@ -71,14 +71,15 @@ static int is_key(const sp__buf *tok, const char *key)
 static size_t tee_pos(sp__jlex *lx) { return lx->tee ? sp__jlex_tee_pos(lx) : 0; }
 
 /* A string or a number as text in lx->tok; other values are skipped and
- * leave tok empty. 1 if it was a string, 0 a number or other, -1 error. */
+ * leave tok empty. 1 if it was a string, 0 a number, 2 another value, -1
+ * an error. */
 static int scalar(sp__jlex *lx)
 {
     int c = sp__jlex_peek(lx);
     if (c == '"') return sp__jlex_string(lx) == 0 ? 1 : -1;
     if (c == '-' || (c >= '0' && c <= '9')) return sp__jlex_number(lx) == 0 ? 0 : -1;
     lx->tok.len = 0;
-    return sp__jlex_skip(lx) == 0 ? 0 : -1;
+    return sp__jlex_skip(lx) == 0 ? 2 : -1;
 }
 
 static int gpu_name(const sp__buf *tok) { return tok->len >= 4 && memcmp(tok->data, "GPU ", 4) == 0; }
@@ -94,12 +95,11 @@ static int read_args(sp__jlex *lx, mg_event *ev)
         if (is_key(t, "Event Type")) {
             if (scalar(lx) < 0) return -1;
             ev->comm = is_key(t, "Communication");
-        } else if (is_key(t, "Process Group Name")) {
-            if (scalar(lx) < 0) return -1;
-            ev->group = sp__merge_hash(t->data, t->len);
-        } else if (is_key(t, "Collective name")) {
-            if (scalar(lx) < 0) return -1;
-            ev->coll = sp__merge_hash(t->data, t->len);
+        } else if (is_key(t, "Process Group Name") || is_key(t, "Collective name")) {
+            uint64_t *to = t->data[0] == 'P' ? &ev->group : &ev->coll;
+            int k = scalar(lx);
+            if (k < 0) return -1;
+            if (k != 2) *to = sp__merge_hash(t->data, t->len);
         } else if (is_key(t, "seq")) {
             int k = scalar(lx);
             if (k < 0) return -1;

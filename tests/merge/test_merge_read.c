@@ -130,8 +130,54 @@ static void test_merge_read_tee_across_refills(void)
     fclose(f);
 }
 
+/* The fast path (merge_scan.c) reads what the lexer path reads, field for
+ * field, and gives up, consuming nothing, on what it does not know. */
+static void test_merge_read_fast_path_agrees(void)
+{
+    static const char *const events[] = {
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"gloo:all_reduce\",\"pid\":7,\"tid\":7,\"ts\":1.5,"
+        "\"dur\":2.000,\"args\":{\"External id\":3,\"Collective name\":\"allreduce\","
+        "\"Process Group Name\":\"0\",\"Group size\":4,\"bytes\":4096,\"seq\":9,\"Event Type\":\"Communication\"}}",
+        "{ \"ph\" : \"M\" , \"name\":\"process_name\",\"pid\":0,\"args\":{\"name\":\"GPU 0\"} }",
+        "{\"ph\":\"M\",\"args\":{\"labels\":\"GPU 1\"},\"name\":\"process_labels\",\"pid\":1}",
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"pid\":\"Spans\",\"ts\":1e3,\"id\":-4,\"args\":{\"grid\":[1,[2,{}],3],"
+        "\"x\":null,\"y\":true,\"z\":false,\"Process Group Name\":12,\"seq\":-1}}",
+        "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"Record Window End\",\"pid\":\"\",\"tid\":\"\",\"ts\":5.000}",
+        "{\"pid\":1.5,\"ts\":\"x\",\"args\":[],\"args\":{\"Event Type\":\"Communication\"}}",
+        "{}",
+    };
+    for (size_t i = 0; i < sizeof events / sizeof *events; i++) {
+        const char *t = events[i];
+        mg_event fast, slow;
+        size_t n = sp__merge_scan_event((const unsigned char *)t, (const unsigned char *)t + strlen(t) + 1, &fast);
+        CHECK_EQ((int)strlen(t), (int)n);
+        FILE *f = text_file(t);
+        sp__jlex lx;
+        CHECK_OK(sp__jlex_open(&lx, f, "t.json"));
+        sp__buf tee;
+        sp__buf_init(&tee);
+        sp__jlex_tee(&lx, &tee);
+        CHECK_EQ(0, sp__merge_read_event(&lx, &slow));
+        sp__jlex_tee(&lx, NULL);
+        if (memcmp(&fast, &slow, sizeof fast) != 0) fprintf(stderr, "differs: %s\n", t);
+        CHECK(memcmp(&fast, &slow, sizeof fast) == 0);
+        sp__buf_fini(&tee);
+        sp__jlex_close(&lx);
+        fclose(f);
+    }
+    /* given up: an escape, the buffer's end, a bad number, a bad literal */
+    static const char *const unsure[] = {"{\"name\":\"a\\\"b\"}", "{\"ph\":\"X\"", "{\"ts\":1.}", "{\"x\":tru}",
+                                         "{\"ts\":12"};
+    for (size_t i = 0; i < sizeof unsure / sizeof *unsure; i++) {
+        mg_event ev;
+        const unsigned char *u = (const unsigned char *)unsure[i];
+        CHECK_EQ(0, (int)sp__merge_scan_event(u, u + strlen(unsure[i]), &ev));
+    }
+}
+
 int main(void)
 {
+    RUN_TEST(test_merge_read_fast_path_agrees);
     RUN_TEST(test_merge_read_us_to_ns);
     RUN_TEST(test_merge_read_event_fields);
     RUN_TEST(test_merge_read_gpu_rows);
