@@ -22,7 +22,16 @@ static ptr ws(ptr p, ptr end)
 static ptr str(ptr p, ptr end)
 {
     if (p >= end || *p != '"') return NULL;
-    for (p++; p < end; p++) {
+    /* Eight bytes at a time while none is a quote, a backslash or a control
+     * byte (the classic zero-byte and less-than tests), then byte by byte. */
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    for (p++; end - p >= 8; p += 8) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+        if (((q - ones) & ~q & highs) | ((b - ones) & ~b & highs) | ((x - ones * 0x20) & ~x & highs)) break;
+    }
+    for (; p < end; p++) {
         if (*p == '"') return p + 1;
         if (*p == '\\' || *p < 0x20) return NULL;
     }
