@@ -422,16 +422,14 @@ sp_status sp_trace_merge(const char *const *paths, size_t n, const char *out_pat
     if (opts) o = *opts;
     if (!paths || n == 0) return sp__fail(SP_EINVAL, "merge: no input files");
     if (!out_path || !*out_path) return sp__fail(SP_EINVAL, "merge: no output path");
+    for (size_t i = 0; i < n; i++)
+        if (!paths[i]) return sp__fail(SP_EINVAL, "merge: input %zu is NULL", i);
     sp_status s = check_output(paths, n, out_path);
     if (s != SP_OK) return s;
     mg_rank *r = sp__alloc(n * sizeof *r);
     mg_colls ref = {0}, cur = {0};
     if (!r) return sp__fail(SP_ENOMEM, "out of memory merging %zu files", n);
     for (size_t i = 0; i < n && s == SP_OK; i++) {
-        if (!paths[i]) {
-            s = sp__fail(SP_EINVAL, "merge: input %zu is NULL", i);
-            break;
-        }
         r[i].path = paths[i];
         s = read_file(&r[i], MG_HEADER_ONLY, NULL, NULL, &o, 0);
     }
