@@ -22,10 +22,16 @@ static ptr ws(ptr p, ptr end)
 static ptr str(ptr p, ptr end)
 {
     if (p >= end || *p != '"') return NULL;
-    /* Eight bytes at a time while none is a quote, a backslash or a control
-     * byte (the classic zero-byte and less-than tests), then byte by byte. */
+    /* Most strings (keys, short names) end within 16 bytes: byte by byte.
+     * Past that, eight bytes at a time while none is a quote, a backslash
+     * or a control byte (the classic zero-byte and less-than tests). */
+    ptr stop = end - p > 17 ? p + 17 : end;
+    for (p++; p < stop; p++) {
+        if (*p == '"') return p + 1;
+        if (*p == '\\' || *p < 0x20) return NULL;
+    }
     const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-    for (p++; end - p >= 8; p += 8) {
+    for (; end - p >= 8; p += 8) {
         uint64_t x;
         memcpy(&x, p, 8);
         uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
@@ -40,26 +46,37 @@ static ptr str(ptr p, ptr end)
 
 static int is_num_char(int c) { return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || (c | 0x20) == 'e'; }
 
-/* Whether [p, end) is exactly one JSON number. */
-static int number_ok(ptr p, ptr end)
+/* A number in one pass: past it, or NULL when it is malformed or reaches
+ * end (a number cut by the buffer's end may go on beyond it). */
+static ptr num(ptr p, ptr end)
 {
     if (p < end && *p == '-') p++;
     ptr d = p;
     while (p < end && *p >= '0' && *p <= '9') p++;
-    if (p == d) return 0;
-    if (p < end && *p == '.') {
+    if (p == d || p == end) return NULL;
+    if (*p == '.') {
         d = ++p;
         while (p < end && *p >= '0' && *p <= '9') p++;
-        if (p == d) return 0;
+        if (p == d || p == end) return NULL;
     }
-    if (p < end && (*p | 0x20) == 'e') {
+    if ((*p | 0x20) == 'e') {
         p++;
         if (p < end && (*p == '+' || *p == '-')) p++;
         d = p;
         while (p < end && *p >= '0' && *p <= '9') p++;
-        if (p == d) return 0;
+        if (p == d || p == end) return NULL;
     }
-    return p == end;
+    return is_num_char(*p) ? NULL : p;
+}
+
+static ptr value(ptr p, ptr end);
+
+/* A value, strings and numbers without a call (most of an event's). */
+static inline ptr scalar_or_value(ptr p, ptr end)
+{
+    if (*p == '"') return str(p, end);
+    if (*p == '-' || (*p >= '0' && *p <= '9')) return num(p, end);
+    return value(p, end);
 }
 
 /* Any value; returns past it, or NULL. Containers are walked with a depth
@@ -95,11 +112,8 @@ static ptr value(ptr p, ptr end)
             size_t n = strlen(w);
             if ((size_t)(end - p) < n || memcmp(p, w, n) != 0) return NULL;
             p += n;
-        } else {
-            ptr q = p;
-            while (q < end && is_num_char(*q)) q++;
-            if (q == end || !number_ok(p, q)) return NULL;
-            p = q;
+        } else if (!(p = num(p, end))) {
+            return NULL;
         }
         /* after a value: close containers or go to the next element */
         for (;;) {
@@ -176,7 +190,7 @@ static ptr args(ptr p, ptr end, mg_event *ev)
         if (p >= end || *p != ':') return NULL;
         p = ws(p + 1, end);
         if (p >= end) return NULL;
-        ptr v = p, ve = value(p, end);
+        ptr v = p, ve = scalar_or_value(p, end);
         if (!ve) return NULL;
         const unsigned char *key = k + 1;
         size_t kn = (size_t)(ke - k - 2);
@@ -226,7 +240,7 @@ size_t sp__merge_scan_event(const unsigned char *start, const unsigned char *end
             args_done = 1;
             ve = args(v, end, ev);
         } else {
-            ve = value(v, end);
+            ve = scalar_or_value(v, end);
         }
         if (!ve) return 0;
         int s = *v == '"';

@@ -145,6 +145,7 @@ static void test_merge_read_fast_path_agrees(void)
         "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"Record Window End\",\"pid\":\"\",\"tid\":\"\",\"ts\":5.000}",
         "{\"pid\":1.5,\"ts\":\"x\",\"args\":[],\"args\":{\"Event Type\":\"Communication\"}}",
         "{}",
+        "{\"ph\":\"X\",\"name\":\"a name long enough for the eight-byte scan, \u00e9 no: plain text\",\"ts\":0.001}",
     };
     for (size_t i = 0; i < sizeof events / sizeof *events; i++) {
         const char *t = events[i];
@@ -167,7 +168,9 @@ static void test_merge_read_fast_path_agrees(void)
     }
     /* given up: an escape, the buffer's end, a bad number, a bad literal */
     static const char *const unsure[] = {"{\"name\":\"a\\\"b\"}", "{\"ph\":\"X\"", "{\"ts\":1.}", "{\"x\":tru}",
-                                         "{\"ts\":12"};
+                                         "{\"ts\":12",
+                                         "{\"name\":\"a name long enough for the eight-byte scan\\n\"}",
+                                         "{\"name\":\"a name long enough for the eight-byte scan\x01\"}"};
     for (size_t i = 0; i < sizeof unsure / sizeof *unsure; i++) {
         mg_event ev;
         const unsigned char *u = (const unsigned char *)unsure[i];
