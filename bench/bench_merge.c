@@ -6,7 +6,8 @@
  * and one all-reduce (typed Communication, with group and seq) per 100
  * events, so the merge aligns every host. Then it merges the first 2 and
  * all R files, each in a fresh process (this program re-run with --merge),
- * timing it and reading its peak RSS (ru_maxrss).
+ * timing it and reading its peak RSS (ru_maxrss). The inputs are synced to
+ * disk first and read from the page cache, as a merge right after a run is.
  * Prints `metric merge_events_per_s` (the R-file merge: events written per
  * second of wall time, both passes included), `metric merge_peak_rss_mib_2`
  * and `_R`, and `metric merge_rss_ratio` (R files / 2 files). Files go to
@@ -136,6 +137,9 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    /* Written back now, so that the kernel's writeback of the inputs does
+     * not throttle the merge's own writes. */
+    sync();
     printf("wrote %d rank files of %ld events in %.1f s\n", ranks, n, now_s() - t0);
     snprintf(out, sizeof out, "%s/job.json", dir);
     double s2, c2, rss2, sr, cr, rssr;
