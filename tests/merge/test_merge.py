@@ -257,6 +257,37 @@ def test_cut_files():
     check(rc == 1 and "head3.json" in se, f"a file cut in its header is refused: {rc} {se}")
 
 
+def test_kineto_key_order():
+    # Kineto may write distributedInfo after the events and baseTimeNanoseconds last.
+    d = fresh("kineto", "--ranks", "2", "--steps", "10", "--hosts", "a,b", "--shift", "1:300")
+    f = files(d, 2)
+    src = load(f[1])
+    moved = {"schemaVersion": 1, "traceEvents": src["traceEvents"],
+             "distributedInfo": src["distributedInfo"], "baseTimeNanoseconds": src["baseTimeNanoseconds"]}
+    with open(f[1], "w", encoding="utf-8") as fh:
+        json.dump(moved, fh)
+    out = os.path.join(d, "job.json")
+    rc, so, se = run(f[1], f[0], "-o", out)
+    check(rc == 0, se)
+    m = load(out)["stepprof_merge"]
+    check([r["rank"] for r in m["ranks"]] == [0, 1], f"ordered by the rank found after the events: {m}")
+    check(abs(m["ranks"][1]["offset_ns"] + 300000) <= 20000, f"aligned: {m['ranks'][1]}")
+
+
+def test_diverged_collective_reported():
+    d = fresh("diverged", "--ranks", "2", "--steps", "10", "--hosts", "a,b")
+    f = files(d, 2)
+    with open(f[1], encoding="utf-8") as fh:
+        text = fh.read()
+    i = text.index('"Collective name":"allreduce"')
+    text = text[:i] + '"Collective name":"broadcast"' + text[i + len('"Collective name":"allreduce"'):]
+    with open(f[1], "w", encoding="utf-8") as fh:
+        fh.write(text)
+    rc, so, se = run(*f, "-o", os.path.join(d, "job.json"))
+    check(rc == 0 and "rank 1: 1 collectives differ in name" in se, f"a diverged collective is reported: {se}")
+    check("(on 9 collectives)" in so, f"and left out of the alignment: {so}")
+
+
 def test_usage_and_formats():
     d = fresh("use", "--ranks", "2", "--steps", "3")
     f = files(d, 2)
