@@ -33,7 +33,7 @@ typedef struct mg_event {
 } mg_event;
 
 /* A file's header keys (distributedInfo, baseTimeNanoseconds), with
- * format23's defaults for what is absent. */
+ * the defaults of docs/trace-format.md §13 for what is absent. */
 typedef struct mg_header {
     int has_dist, has_base;
     long rank, world_size, local_rank, local_world_size;
