@@ -10,8 +10,10 @@
  * disk first and read from the page cache, as a merge right after a run is.
  * Prints `metric merge_events_per_s` (the R-file merge: events written per
  * second of wall time, both passes included), `metric merge_peak_rss_mib_2`
- * and `_R`, and `metric merge_rss_ratio` (R files / 2 files). Files go to
- * /tmp and are removed. */
+ * and `merge_peak_rss_mib_n`, `metric merge_rss_ratio` (R files / 2 files), and the control
+ * `metric merge_wall_over_cpu` (the R-file merge's wall time over its CPU
+ * time: well above 1 means the machine was contended and the rate is not
+ * the merge's). Files go to /tmp and are removed. */
 #include "stepprof/stepprof.h"
 
 #include <stdio.h>
@@ -158,6 +160,8 @@ int main(int argc, char **argv)
         printf("metric merge_peak_rss_mib_2 %.2f MiB\n", rss2);
         printf("metric merge_peak_rss_mib_n %.2f MiB\n", rssr);
         printf("metric merge_rss_ratio %.3f x\n", rssr / rss2);
+        /* The control: a merge alone on a core spends its wall time on the CPU. */
+        printf("metric merge_wall_over_cpu %.3f x\n", sr / (cr > 1e-9 ? cr : 1e-9));
         printf("metric merge_ranks %d ranks\n", ranks);
         printf("metric merge_events_per_rank %ld events\n", n);
     }

@@ -239,6 +239,8 @@ CONTROLS = {
                      ("tsc2_loop_ns", "spread", 1.25, "two-rdtsc floor, median / fastest trial"),
                      ("tsc2_loop_ns", "floor_above", "empty_loop_ns",
                       "two-rdtsc floor above the empty loop")],
+    "bench_merge": [("merge_wall_over_cpu", "ratio", 0.25,
+                     "merge wall time / its CPU time (alone on a core), expected 1.00x")],
     "bench_paddle": [("paddle_mlp_none_spread", "ratio", 0.25,
                       "unprofiled MLP step, median round / fastest round, expected 1.00x")],
     "bench_torch": [("torch_loop_none_spread", "ratio", 0.10,
