@@ -40,12 +40,15 @@ static int write_rank(const char *path, int rank, int ranks, long n)
     setvbuf(f, NULL, _IOFBF, 1 << 20);
     int pid = 10000 + rank;
     long long skew_ns = rank * 137000LL;
-    fprintf(f, "{\"schemaVersion\":1,\"deviceProperties\":[],\n\"distributedInfo\":{\"backend\": \"gloo\", "
-               "\"rank\": %d, \"world_size\": %d, \"local_rank\": 0, \"local_world_size\": 1, "
-               "\"hostname\": \"host%d\", \"job\": \"bench\"},\n\"stepprof_version\":\"0.1.0\",\n"
-               "\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":1790857026000000000,\n\"traceEvents\":[\n"
-               "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"ts\":1000000.000,"
-               "\"args\":{\"name\":\"train\"}}",
+    fprintf(f,
+            "{\"schemaVersion\":1,\"deviceProperties\":[],\n\"distributedInfo\":{\"backend\": "
+            "\"gloo\", "
+            "\"rank\": %d, \"world_size\": %d, \"local_rank\": 0, \"local_world_size\": 1, "
+            "\"hostname\": \"host%d\", \"job\": \"bench\"},\n\"stepprof_version\":\"0.1.0\",\n"
+            "\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":1790857026000000000,"
+            "\n\"traceEvents\":[\n"
+            "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"ts\":1000000.000,"
+            "\"args\":{\"name\":\"train\"}}",
             rank, ranks, rank, pid);
     long long t = 1000000000000LL + skew_ns; /* ns */
     long seq = 0;
@@ -53,19 +56,25 @@ static int write_rank(const char *path, int rank, int ranks, long n)
         if (i % 100 == 99) {
             long long end = 1000000000000LL + (seq + 1) * 100 * 3000LL + skew_ns;
             long long start = end - 40000 - rank * 1000;
-            fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"gloo:all_reduce\",\"pid\":%d,\"tid\":%d,"
-                       "\"ts\":%lld.%03lld,\"dur\":%lld.%03lld,\"args\":{\"External id\":%ld,"
-                       "\"Collective name\":\"allreduce\",\"Process Group Name\":\"0\",\"Group size\":%d,"
-                       "\"bytes\":4096,\"seq\":%ld,\"Event Type\":\"Communication\"}}",
-                    pid, pid, start / 1000, start % 1000, (end - start) / 1000, (end - start) % 1000, i, ranks,
-                    seq);
+            fprintf(
+                f,
+                ",\n{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"gloo:all_reduce\",\"pid\":%d,"
+                "\"tid\":%d,"
+                "\"ts\":%lld.%03lld,\"dur\":%lld.%03lld,\"args\":{\"External id\":%ld,"
+                "\"Collective name\":\"allreduce\",\"Process Group Name\":\"0\",\"Group size\":%d,"
+                "\"bytes\":4096,\"seq\":%ld,\"Event Type\":\"Communication\"}}",
+                pid, pid, start / 1000, start % 1000, (end - start) / 1000, (end - start) % 1000, i,
+                ranks, seq);
             seq++;
             t = end;
             continue;
         }
-        fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":%d,\"tid\":%d,"
-                   "\"ts\":%lld.%03lld,\"dur\":1.250,\"args\":{\"External id\":%ld,\"Event Type\":\"Operator\"}}",
-                pid, pid, t / 1000, t % 1000, i);
+        fprintf(
+            f,
+            ",\n{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":%d,\"tid\":%d,"
+            "\"ts\":%lld.%03lld,\"dur\":1.250,\"args\":{\"External id\":%ld,\"Event "
+            "Type\":\"Operator\"}}",
+            pid, pid, t / 1000, t % 1000, i);
         t += 2500;
     }
     fputs("\n],\n\"traceName\":\"rank\"}\n", f);
@@ -92,15 +101,16 @@ static int merge_main(int argc, char **argv)
 }
 
 /* Runs the merge of files[0..k) in a fresh process: seconds, peak RSS MiB. */
-static int run_merge(const char *self, const char *out, char **files, int k, double *s, double *cpu_s,
-                     double *rss_mib)
+static int run_merge(const char *self, const char *out, char **files, int k, double *s,
+                     double *cpu_s, double *rss_mib)
 {
     char **args = calloc((size_t)k + 4, sizeof *args);
     if (!args) return -1;
     args[0] = (char *)self;
     args[1] = (char *)"--merge";
     args[2] = (char *)out;
-    for (int i = 0; i < k; i++) args[3 + i] = files[i];
+    for (int i = 0; i < k; i++)
+        args[3 + i] = files[i];
     double t0 = now_s();
     pid_t pid = fork();
     if (pid == 0) {
@@ -114,7 +124,8 @@ static int run_merge(const char *self, const char *out, char **files, int k, dou
     free(args);
     if (got != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
     *rss_mib = (double)ru.ru_maxrss / 1024.0;
-    *cpu_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+    *cpu_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+             (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
     return 0;
 }
 
@@ -150,10 +161,10 @@ int main(int argc, char **argv)
     if (rc != 0) {
         fputs("bench_merge: the merge failed\n", stderr);
     } else {
-        printf("merge of 2 ranks: %.2f s (CPU %.2f s), %.2f M events/s, peak RSS %.1f MiB\n", s2, c2,
-               2.0 * n / s2 / 1e6, rss2);
-        printf("merge of %d ranks: %.2f s (CPU %.2f s), %.2f M events/s, peak RSS %.1f MiB\n", ranks, sr, cr,
-               (double)ranks * n / sr / 1e6, rssr);
+        printf("merge of 2 ranks: %.2f s (CPU %.2f s), %.2f M events/s, peak RSS %.1f MiB\n", s2,
+               c2, 2.0 * n / s2 / 1e6, rss2);
+        printf("merge of %d ranks: %.2f s (CPU %.2f s), %.2f M events/s, peak RSS %.1f MiB\n",
+               ranks, sr, cr, (double)ranks * n / sr / 1e6, rssr);
         printf("metric merge_events_per_s %.0f events/s\n", (double)ranks * n / sr);
         printf("metric merge_events_per_s_2 %.0f events/s\n", 2.0 * n / s2);
         printf("metric merge_events_per_cpu_s %.0f events/s\n", (double)ranks * n / cr);

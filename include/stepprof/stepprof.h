@@ -1044,8 +1044,8 @@ typedef void (*sp_merge_log_fn)(void *ctx, int warning, const char *line);
 
 typedef struct sp_merge_options {
     sp_merge_align align;
-    int drift;          /* 1: solve a clock drift per host as well (least squares) */
-    int force;          /* 1: merge traces of different jobs or world sizes */
+    int drift;           /* 1: solve a clock drift per host as well (least squares) */
+    int force;           /* 1: merge traces of different jobs or world sizes */
     sp_merge_log_fn log; /* NULL for none */
     void *log_ctx;
 } sp_merge_options;

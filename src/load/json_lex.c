@@ -73,7 +73,10 @@ void sp__jlex_tee(sp__jlex *lx, sp__buf *tee)
     lx->tee_from = lx->pos;
 }
 
-size_t sp__jlex_tee_pos(const sp__jlex *lx) { return lx->tee->len + (lx->pos - lx->tee_from); }
+size_t sp__jlex_tee_pos(const sp__jlex *lx)
+{
+    return lx->tee->len + (lx->pos - lx->tee_from);
+}
 
 static int read_error(sp__jlex *lx)
 {
@@ -289,7 +292,8 @@ static int string(sp__jlex *lx, int keep)
     if (lx->pos < lx->len) {
         /* The usual string, plain and closed inside the buffer, in one step. */
         const unsigned char *p = lx->buf + lx->pos, *end = lx->buf + lx->len, *q = p;
-        while (q < end && *q != '"' && *q != '\\' && *q >= 0x20) q++;
+        while (q < end && *q != '"' && *q != '\\' && *q >= 0x20)
+            q++;
         size_t n = (size_t)(q - p);
         if (q < end && *q == '"' && n <= SP__JSON_MAX_STRING &&
             (!keep || (b->data && !b->failed && n <= b->cap))) {
@@ -375,18 +379,21 @@ static int whole_number(const unsigned char *p, const unsigned char *end)
 {
     if (p < end && *p == '-') p++;
     const unsigned char *d = p;
-    while (p < end && *p >= '0' && *p <= '9') p++;
+    while (p < end && *p >= '0' && *p <= '9')
+        p++;
     if (p == d) return 0;
     if (p < end && *p == '.') {
         d = ++p;
-        while (p < end && *p >= '0' && *p <= '9') p++;
+        while (p < end && *p >= '0' && *p <= '9')
+            p++;
         if (p == d) return 0;
     }
     if (p < end && (*p | 0x20) == 'e') {
         p++;
         if (p < end && (*p == '+' || *p == '-')) p++;
         d = p;
-        while (p < end && *p >= '0' && *p <= '9') p++;
+        while (p < end && *p >= '0' && *p <= '9')
+            p++;
         if (p == d) return 0;
     }
     return p == end;
@@ -402,14 +409,16 @@ int sp__jlex_number(sp__jlex *lx)
          * that reaches its end, or is malformed, goes the slow way below
          * (which also words the error). */
         const unsigned char *p = lx->buf + lx->pos, *end = lx->buf + lx->len, *q = p;
-        while (q < end && ((*q >= '0' && *q <= '9') || *q == '-' || *q == '+' || *q == '.' || (*q | 0x20) == 'e'))
+        while (q < end && ((*q >= '0' && *q <= '9') || *q == '-' || *q == '+' || *q == '.' ||
+                           (*q | 0x20) == 'e'))
             q++;
         if (q < end && q - p < 400 && whole_number(p, q)) {
             sp__buf_append(b, p, (size_t)(q - p));
             lx->pos += (size_t)(q - p);
             lx->offset += (uint64_t)(q - p);
             if (b->failed) {
-                if (lx->status == SP_OK) lx->status = sp__fail(SP_ENOMEM, "out of memory loading %s", lx->path);
+                if (lx->status == SP_OK)
+                    lx->status = sp__fail(SP_ENOMEM, "out of memory loading %s", lx->path);
                 return -1;
             }
             sp__buf_cstr(b);

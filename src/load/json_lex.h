@@ -41,8 +41,8 @@ typedef struct sp__jlex {
     sp_status status; /* first error, SP_OK while none */
     void (*on_refill)(void *user, uint64_t offset);
     void *user;
-    sp__buf *tee;     /* consumed input is copied here (sp__jlex_tee) */
-    size_t tee_from;  /* buf[tee_from..pos) is consumed but not yet in tee */
+    sp__buf *tee;    /* consumed input is copied here (sp__jlex_tee) */
+    size_t tee_from; /* buf[tee_from..pos) is consumed but not yet in tee */
 } sp__jlex;
 
 /* Reads f (open at its start; the caller closes it) named path. */

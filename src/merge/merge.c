@@ -46,8 +46,10 @@ static sp_status open_trace(const char *path, FILE **f, sp__jlex *lx)
     struct stat st;
     if (stat(path, &st) != 0) return sp__fail(SP_EIO, "%s: cannot read: no such file", path);
     if (!S_ISREG(st.st_mode))
-        return sp__fail(SP_ENOTSUP, "%s: merge reads each file twice, so it must be a regular file "
-                        "(not a pipe or standard input)", path);
+        return sp__fail(SP_ENOTSUP,
+                        "%s: merge reads each file twice, so it must be a regular file "
+                        "(not a pipe or standard input)",
+                        path);
     *f = fopen(path, "rb");
     if (!*f) return sp__fail(SP_EIO, "%s: cannot read", path);
     sp_status s = sp__jlex_open(lx, *f, path);
@@ -57,9 +59,12 @@ static sp_status open_trace(const char *path, FILE **f, sp__jlex *lx)
     }
     int c = sp__jlex_peek(lx);
     if (c != '{' && c != '[') {
-        s = lx->status != SP_OK ? lx->status
-            : sp__fail(SP_ENOTSUP, "%s: not a Chrome-trace JSON file; merge reads .json and .json.gz "
-                       "(write other formats as JSON first with `stepprof convert`)", path);
+        s = lx->status != SP_OK
+                ? lx->status
+                : sp__fail(SP_ENOTSUP,
+                           "%s: not a Chrome-trace JSON file; merge reads .json and .json.gz "
+                           "(write other formats as JSON first with `stepprof convert`)",
+                           path);
         sp__jlex_close(lx);
         fclose(*f);
     }
@@ -85,27 +90,31 @@ static sp_status check_ranks(mg_rank *r, size_t n, const sp_merge_options *o, lo
 {
     for (size_t i = 1; i < n; i++)
         if (r[i].h.rank == r[i - 1].h.rank)
-            return sp__fail(SP_EFORMAT, "rank %ld appears twice: in %s and in %s%s", r[i].h.rank, r[i - 1].path,
-                            r[i].path,
+            return sp__fail(SP_EFORMAT, "rank %ld appears twice: in %s and in %s%s", r[i].h.rank,
+                            r[i - 1].path, r[i].path,
                             !r[i].h.has_dist || !r[i - 1].h.has_dist
-                                ? " (a file without distributedInfo counts as rank 0 of 1)" : "");
+                                ? " (a file without distributedInfo counts as rank 0 of 1)"
+                                : "");
     *world = r[0].h.world_size;
     for (size_t i = 0; i < n; i++) {
         if (r[i].h.world_size != r[0].h.world_size) {
             if (!o->force)
-                return sp__fail(SP_EFORMAT, "the files disagree on the world size: %s says %ld ranks, %s says %ld "
-                                "(not one job's files? --force merges them anyway)",
-                                r[0].path, r[0].h.world_size, r[i].path, r[i].h.world_size);
-            say(o, 1, "the files disagree on the world size (%s: %ld, %s: %ld); merged anyway (forced)",
+                return sp__fail(
+                    SP_EFORMAT,
+                    "the files disagree on the world size: %s says %ld ranks, %s says %ld "
+                    "(not one job's files? --force merges them anyway)",
+                    r[0].path, r[0].h.world_size, r[i].path, r[i].h.world_size);
+            say(o, 1,
+                "the files disagree on the world size (%s: %ld, %s: %ld); merged anyway (forced)",
                 r[0].path, r[0].h.world_size, r[i].path, r[i].h.world_size);
         }
         if (r[i].h.world_size > *world) *world = r[i].h.world_size;
         if (r[i].h.rank >= r[i].h.world_size) {
             if (!o->force)
-                return sp__fail(SP_EFORMAT, "%s: rank %ld is outside its world of %ld ranks", r[i].path, r[i].h.rank,
-                                r[i].h.world_size);
-            say(o, 1, "%s: rank %ld is outside its world of %ld ranks; merged anyway (forced)", r[i].path,
-                r[i].h.rank, r[i].h.world_size);
+                return sp__fail(SP_EFORMAT, "%s: rank %ld is outside its world of %ld ranks",
+                                r[i].path, r[i].h.rank, r[i].h.world_size);
+            say(o, 1, "%s: rank %ld is outside its world of %ld ranks; merged anyway (forced)",
+                r[i].path, r[i].h.rank, r[i].h.world_size);
         }
     }
     const mg_rank *jr = NULL;
@@ -115,24 +124,30 @@ static sp_status check_ranks(mg_rank *r, size_t n, const sp_merge_options *o, lo
             jr = &r[i];
         } else if (strcmp(jr->h.job, r[i].h.job) != 0) {
             if (!o->force)
-                return sp__fail(SP_EFORMAT, "the files come from different jobs: %s is job '%s', %s is job '%s' "
-                                "(--force merges them anyway)", jr->path, jr->h.job, r[i].path, r[i].h.job);
-            say(o, 1, "the files come from different jobs (%s: '%s', %s: '%s'); merged anyway (forced)", jr->path,
-                jr->h.job, r[i].path, r[i].h.job);
+                return sp__fail(
+                    SP_EFORMAT,
+                    "the files come from different jobs: %s is job '%s', %s is job '%s' "
+                    "(--force merges them anyway)",
+                    jr->path, jr->h.job, r[i].path, r[i].h.job);
+            say(o, 1,
+                "the files come from different jobs (%s: '%s', %s: '%s'); merged anyway (forced)",
+                jr->path, jr->h.job, r[i].path, r[i].h.job);
         }
     }
     if (n < (size_t)*world) {
         char list[512] = "";
         size_t len = 0, missing = 0, k = 0;
         for (long rank = 0; rank < *world; rank++) {
-            while (k < n && r[k].h.rank < rank) k++;
+            while (k < n && r[k].h.rank < rank)
+                k++;
             if (k < n && r[k].h.rank == rank) continue;
             if (missing++ < 16 && len < sizeof list - 24)
-                len += (size_t)snprintf(list + len, sizeof list - len, "%s%ld", len ? ", " : "", rank);
+                len +=
+                    (size_t)snprintf(list + len, sizeof list - len, "%s%ld", len ? ", " : "", rank);
         }
         if (missing)
-            say(o, 1, "%zu of %ld ranks have no file (rank %s%s); merged without them", missing, *world, list,
-                missing > 16 ? ", ..." : "");
+            say(o, 1, "%zu of %ld ranks have no file (rank %s%s); merged without them", missing,
+                *world, list, missing > 16 ? ", ..." : "");
     }
     return SP_OK;
 }
@@ -155,7 +170,8 @@ static void note_pid(mg_rank *r, const mg_event *ev)
 {
     if (ev->pid_kind != 1) return;
     int i = 0;
-    while (i < r->n_pids && r->pids[i] != ev->pid) i++;
+    while (i < r->n_pids && r->pids[i] != ev->pid)
+        i++;
     if (i == r->n_pids) {
         if (i == MG_MAX_PIDS) return;
         r->pids[r->n_pids++] = ev->pid;
@@ -188,7 +204,8 @@ static int first_event(void *ctx, sp__jlex *lx)
 }
 
 /* Reads the file; a cut after the events began is a warning, not an error. */
-static sp_status read_file(mg_rank *r, int flags, mg_event_fn fn, pass *p, const sp_merge_options *o, int warn)
+static sp_status read_file(mg_rank *r, int flags, mg_event_fn fn, pass *p,
+                           const sp_merge_options *o, int warn)
 {
     FILE *f = NULL;
     sp__jlex lx;
@@ -204,8 +221,8 @@ static sp_status read_file(mg_rank *r, int flags, mg_event_fn fn, pass *p, const
         if (rc != 0) {
             r->cut = 1;
             if (warn)
-                say(o, 1, "%s is cut short (%s): merged its first %llu complete events", r->path, sp_last_error(),
-                    (unsigned long long)r->events);
+                say(o, 1, "%s is cut short (%s): merged its first %llu complete events", r->path,
+                    sp_last_error(), (unsigned long long)r->events);
             s = SP_OK;
         }
         if (!(flags & MG_EVENTS_ONLY) || !p) r->h = h;
@@ -258,28 +275,33 @@ static void assign_domains(mg_rank *r, size_t n, sp_merge_align align, size_t *n
     }
 }
 
-static void describe_domain(char *out, size_t size, const mg_rank *r, size_t n, size_t d, int forced)
+static void describe_domain(char *out, size_t size, const mg_rank *r, size_t n, size_t d,
+                            int forced)
 {
     size_t first = 0, count = 0;
-    while (r[first].domain != d) first++;
+    while (r[first].domain != d)
+        first++;
     char list[160] = "";
     size_t len = 0;
     for (size_t i = 0; i < n; i++) {
         if (r[i].domain != d) continue;
         if (count++ < 8 && len < sizeof list - 24)
-            len += (size_t)snprintf(list + len, sizeof list - len, "%s%ld", count > 1 ? ", " : "", r[i].h.rank);
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%ld", count > 1 ? ", " : "",
+                                    r[i].h.rank);
         else if (count == 9)
             len += (size_t)snprintf(list + len, sizeof list - len, ", ...");
     }
     if (forced || !r[first].h.hostname[0])
-        snprintf(out, size, "rank %ld%s", r[first].h.rank, r[first].h.hostname[0] ? "" : " (no hostname)");
+        snprintf(out, size, "rank %ld%s", r[first].h.rank,
+                 r[first].h.hostname[0] ? "" : " (no hostname)");
     else
         snprintf(out, size, "host %s (rank%s %s)", r[first].h.hostname, count > 1 ? "s" : "", list);
 }
 
 /* Solves each domain's clock against the reference rank's domain; returns
  * the number of domains solved. */
-static size_t solve(mg_rank *r, size_t n, size_t n_domains, const sp_merge_options *o, int64_t t0_ns)
+static size_t solve(mg_rank *r, size_t n, size_t n_domains, const sp_merge_options *o,
+                    int64_t t0_ns)
 {
     size_t solved = 0;
     double *med = sp__alloc(n * sizeof *med);
@@ -301,7 +323,8 @@ static size_t solve(mg_rank *r, size_t n, size_t n_domains, const sp_merge_optio
             sum.matched += r[i].fit.matched;
         }
         if (k == 0 || !med) {
-            say(o, 1, "%s: no collective matches rank %ld's; its clock is left as it is", name, r[0].h.rank);
+            say(o, 1, "%s: no collective matches rank %ld's; its clock is left as it is", name,
+                r[0].h.rank);
             continue;
         }
         double offset = sp__merge_median(med, k), drift = 0;
@@ -319,8 +342,8 @@ static size_t solve(mg_rank *r, size_t n, size_t n_domains, const sp_merge_optio
             }
         solved++;
         if (o->drift)
-            say(o, 0, "%s: clock offset %+.3f us, drift %+.3f ppm (on %llu collectives)", name, offset / 1e3, drift,
-                (unsigned long long)sum.matched);
+            say(o, 0, "%s: clock offset %+.3f us, drift %+.3f ppm (on %llu collectives)", name,
+                offset / 1e3, drift, (unsigned long long)sum.matched);
         else
             say(o, 0, "%s: clock offset %+.3f us (on %llu collectives)", name, offset / 1e3,
                 (unsigned long long)sum.matched);
@@ -354,8 +377,9 @@ static int second_event(void *ctx, sp__jlex *lx)
     return note_coll(p, &ev);
 }
 
-static sp_status write_all(mg_rank *r, size_t n, const char *out_path, const mg_colls *ref, mg_colls *cur,
-                           long world, int64_t base_out_ns, mg_result *res, const sp_merge_options *o)
+static sp_status write_all(mg_rank *r, size_t n, const char *out_path, const mg_colls *ref,
+                           mg_colls *cur, long world, int64_t base_out_ns, mg_result *res,
+                           const sp_merge_options *o)
 {
     sp__out *out;
     sp_status s = sp__out_open(&out, out_path, ends_with(out_path, ".gz"));
@@ -405,8 +429,10 @@ static sp_status write_all(mg_rank *r, size_t n, const char *out_path, const mg_
 static sp_status check_output(const char *const *paths, size_t n, const char *out_path)
 {
     if (ends_with(out_path, ".pb"))
-        return sp__fail(SP_ENOTSUP, "%s: merge writes Chrome-trace JSON (.json or .json.gz); .pb output is not "
-                        "supported for merge yet (convert the merged JSON with `stepprof convert`)", out_path);
+        return sp__fail(SP_ENOTSUP,
+                        "%s: merge writes Chrome-trace JSON (.json or .json.gz); .pb output is not "
+                        "supported for merge yet (convert the merged JSON with `stepprof convert`)",
+                        out_path);
     struct stat so, si;
     if (stat(out_path, &so) != 0) return SP_OK;
     for (size_t i = 0; i < n; i++)
@@ -415,7 +441,8 @@ static sp_status check_output(const char *const *paths, size_t n, const char *ou
     return SP_OK;
 }
 
-sp_status sp_trace_merge(const char *const *paths, size_t n, const char *out_path, const sp_merge_options *opts)
+sp_status sp_trace_merge(const char *const *paths, size_t n, const char *out_path,
+                         const sp_merge_options *opts)
 {
     sp_merge_options o;
     sp_merge_options_init(&o);
@@ -458,26 +485,30 @@ sp_status sp_trace_merge(const char *const *paths, size_t n, const char *out_pat
         if (sp__merge_fit(&ref, &cur, t0_ns, &r[i].fit) != 0)
             s = sp__fail(SP_ENOMEM, "out of memory merging %s", r[i].path);
         else if (r[i].fit.mismatched)
-            say(&o, 1, "rank %ld: %llu collectives differ in name from rank %ld's of the same group and seq (the "
-                "ranks diverged, or the files are not one job's); left out of the alignment", r[i].h.rank,
-                (unsigned long long)r[i].fit.mismatched, r[0].h.rank);
+            say(&o, 1,
+                "rank %ld: %llu collectives differ in name from rank %ld's of the same group and "
+                "seq (the "
+                "ranks diverged, or the files are not one job's); left out of the alignment",
+                r[i].h.rank, (unsigned long long)r[i].fit.mismatched, r[0].h.rank);
     }
     mg_result res = {0};
     if (s == SP_OK) {
         size_t n_domains, matched = 0;
-        for (size_t i = 1; i < n; i++) matched += r[i].fit.matched;
+        for (size_t i = 1; i < n; i++)
+            matched += r[i].fit.matched;
         assign_domains(r, n, o.align, &n_domains);
         if (o.align == SP_MERGE_ALIGN_OFF) {
             snprintf(res.reason, sizeof res.reason, "alignment turned off");
         } else if (n_domains == 1) {
-            snprintf(res.reason, sizeof res.reason, "%s", n == 1 ? "one rank"
-                     : "all ranks name one host, so they share a clock");
+            snprintf(res.reason, sizeof res.reason, "%s",
+                     n == 1 ? "one rank" : "all ranks name one host, so they share a clock");
         } else if (matched == 0) {
             snprintf(res.reason, sizeof res.reason, "no collectives to align on");
         } else {
             size_t solved = solve(r, n, n_domains, &o, t0_ns);
             res.aligned = solved > 0;
-            snprintf(res.reason, sizeof res.reason, "%s%zu of %zu %s aligned on the ends of their collectives",
+            snprintf(res.reason, sizeof res.reason,
+                     "%s%zu of %zu %s aligned on the ends of their collectives",
                      o.align == SP_MERGE_ALIGN_FORCE ? "forced: " : "", solved, n_domains - 1,
                      o.align == SP_MERGE_ALIGN_FORCE ? "other ranks" : "other clocks");
         }
@@ -488,11 +519,12 @@ sp_status sp_trace_merge(const char *const *paths, size_t n, const char *out_pat
     }
     if (s == SP_OK && res.residual_n)
         say(&o, 0, "residual at the collectives' ends%s: median %.3f us, max %.3f us (%llu pairs)",
-            res.aligned ? " after alignment" : "", res.residual_median_ns / 1e3, res.residual_max_ns / 1e3,
-            (unsigned long long)res.residual_n);
+            res.aligned ? " after alignment" : "", res.residual_median_ns / 1e3,
+            res.residual_max_ns / 1e3, (unsigned long long)res.residual_n);
     if (s == SP_OK) {
         uint64_t events = 0;
-        for (size_t i = 0; i < n; i++) events += r[i].written;
+        for (size_t i = 0; i < n; i++)
+            events += r[i].written;
         say(&o, 0, "wrote %s: %zu ranks, %llu events", out_path, n, (unsigned long long)events);
     }
     sp__merge_colls_free(&ref);

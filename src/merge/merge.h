@@ -26,10 +26,10 @@ typedef struct mg_event {
     int has_ts, has_dur, has_id;
     int64_t ts_ns, dur_ns, id;
     size_t ts_at, ts_end, id_at, id_end;
-    int comm;         /* args "Event Type": "Communication" */
-    uint64_t group;   /* hash of args "Process Group Name" ("" when absent) */
-    int64_t seq;      /* args "seq", -1 when absent */
-    uint64_t coll;    /* hash of args "Collective name", 0 when absent */
+    int comm;       /* args "Event Type": "Communication" */
+    uint64_t group; /* hash of args "Process Group Name" ("" when absent) */
+    int64_t seq;    /* args "seq", -1 when absent */
+    uint64_t coll;  /* hash of args "Collective name", 0 when absent */
 } mg_event;
 
 /* A file's header keys (distributedInfo, baseTimeNanoseconds), with
@@ -52,7 +52,8 @@ enum { MG_HEADER_ONLY = 1, MG_EVENTS_ONLY = 2 };
 /* Reads the file open in lx: its header keys into h and each element of
  * traceEvents through on_event (NULL skips them). *in_events is set once the
  * events began, so that an error after it is a file cut short, not a bad
- * one (cut after its events, a file lost only trailing keys). 0, or -1 with the error in lx->status. */
+ * one (cut after its events, a file lost only trailing keys). 0, or -1 with the error in
+ * lx->status. */
 int sp__merge_read(sp__jlex *lx, mg_header *h, int flags, mg_event_fn on_event, void *ctx,
                    int *in_events);
 /* Reads one event object; 0, or -1 with the error in lx->status. */
@@ -111,18 +112,18 @@ typedef struct mg_rank {
     int64_t pids[MG_MAX_PIDS]; /* integer pids in order of appearance */
     char pid_gpu[MG_MAX_PIDS]; /* ...and whether each is a device row */
     int has_host_pid;
-    int64_t host_pid;          /* the first pid that is not a device's */
-    uint64_t events;           /* complete events (first pass) */
-    int cut;                   /* the file ends early or is corrupt after its header */
+    int64_t host_pid; /* the first pid that is not a device's */
+    uint64_t events;  /* complete events (first pass) */
+    int cut;          /* the file ends early or is corrupt after its header */
     int has_ts_min;
-    int64_t ts_min_ns;         /* relative to h.base_ns */
-    size_t domain;             /* index of its clock domain (host) */
+    int64_t ts_min_ns; /* relative to h.base_ns */
+    size_t domain;     /* index of its clock domain (host) */
     mg_fit fit;
     double offset_ns, drift_ppm;
     int64_t t0_ns;
     uint64_t res_n;
     double res_median_ns, res_max_ns;
-    uint64_t written;          /* events written (second pass) */
+    uint64_t written; /* events written (second pass) */
 } mg_rank;
 
 typedef struct mg_result {

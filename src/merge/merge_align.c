@@ -83,7 +83,7 @@ static void join(const mg_colls *ref, const mg_colls *c, pair_fn fn, void *ctx)
     while (i < ref->n && j < c->n) {
         const mg_coll *a = &ref->v[i], *b = &c->v[j];
         int o = a->group != b->group ? (a->group < b->group ? -1 : 1)
-              : a->seq != b->seq     ? (a->seq < b->seq ? -1 : 1)
+                : a->seq != b->seq   ? (a->seq < b->seq ? -1 : 1)
                                      : 0;
         if (o < 0) {
             i++;
@@ -91,8 +91,10 @@ static void join(const mg_colls *ref, const mg_colls *c, pair_fn fn, void *ctx)
             j++;
         } else {
             fn(ctx, a, b);
-            while (++i < ref->n && ref->v[i].group == a->group && ref->v[i].seq == a->seq) {}
-            while (++j < c->n && c->v[j].group == b->group && c->v[j].seq == b->seq) {}
+            while (++i < ref->n && ref->v[i].group == a->group && ref->v[i].seq == a->seq) {
+            }
+            while (++j < c->n && c->v[j].group == b->group && c->v[j].seq == b->seq) {
+            }
         }
     }
 }

@@ -13,7 +13,8 @@
 uint64_t sp__merge_hash(const char *s, size_t len)
 {
     uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
     return h ? h : 1; /* 0 means "absent" */
 }
 
@@ -33,12 +34,15 @@ int sp__merge_us_to_ns(const char *text, int64_t *ns)
     int fd = 0;
     if (*p == '.') {
         for (p++; *p >= '0' && *p <= '9'; p++, fd++) {
-            if (fd < 3) frac = frac * 10 + (*p - '0');
-            else if (fd == 3 && *p >= '5') frac++; /* round half up on the 4th digit */
+            if (fd < 3)
+                frac = frac * 10 + (*p - '0');
+            else if (fd == 3 && *p >= '5')
+                frac++; /* round half up on the 4th digit */
         }
     }
     if (*p) goto slow; /* an exponent */
-    for (int i = fd; i < 3; i++) frac *= 10;
+    for (int i = fd; i < 3; i++)
+        frac *= 10;
     *ns = whole * 1000 + frac;
     if (neg) *ns = -*ns;
     return 0;
@@ -68,7 +72,10 @@ static int is_key(const sp__buf *tok, const char *key)
     return tok->len == n && memcmp(tok->data, key, n) == 0;
 }
 
-static size_t tee_pos(sp__jlex *lx) { return lx->tee ? sp__jlex_tee_pos(lx) : 0; }
+static size_t tee_pos(sp__jlex *lx)
+{
+    return lx->tee ? sp__jlex_tee_pos(lx) : 0;
+}
 
 /* A string or a number as text in lx->tok; other values are skipped and
  * leave tok empty. 1 if it was a string, 0 a number, 2 another value, -1
@@ -82,7 +89,10 @@ static int scalar(sp__jlex *lx)
     return sp__jlex_skip(lx) == 0 ? 2 : -1;
 }
 
-static int gpu_name(const sp__buf *tok) { return tok->len >= 4 && memcmp(tok->data, "GPU ", 4) == 0; }
+static int gpu_name(const sp__buf *tok)
+{
+    return tok->len >= 4 && memcmp(tok->data, "GPU ", 4) == 0;
+}
 
 static int read_args(sp__jlex *lx, mg_event *ev)
 {
@@ -120,7 +130,7 @@ static int read_args(sp__jlex *lx, mg_event *ev)
 }
 
 static const char *const gpu_cats[] = {"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation",
-                                       "Kernel", "Memcpy", "Memset", NULL};
+                                       "Kernel", "Memcpy",     "Memset",     NULL};
 
 int sp__merge_read_event(sp__jlex *lx, mg_event *ev)
 {
@@ -203,9 +213,14 @@ static int read_dist(sp__jlex *lx, mg_header *h)
         for (;;) {
             if (sp__jlex_string(lx) != 0 || sp__jlex_expect(lx, ':') != 0) return -1;
             const sp__buf *t = &lx->tok;
-            int which = is_key(t, "rank") ? 1 : is_key(t, "world_size") ? 2 : is_key(t, "local_rank") ? 3
-                      : is_key(t, "local_world_size") ? 4 : is_key(t, "hostname") ? 5
-                      : is_key(t, "job") ? 6 : is_key(t, "backend") ? 7 : 0;
+            int which = is_key(t, "rank")               ? 1
+                        : is_key(t, "world_size")       ? 2
+                        : is_key(t, "local_rank")       ? 3
+                        : is_key(t, "local_world_size") ? 4
+                        : is_key(t, "hostname")         ? 5
+                        : is_key(t, "job")              ? 6
+                        : is_key(t, "backend")          ? 7
+                                                        : 0;
             int k = scalar(lx);
             if (k < 0) return -1;
             int64_t v = 0;

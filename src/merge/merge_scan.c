@@ -13,7 +13,8 @@ typedef const unsigned char *ptr;
 
 static ptr ws(ptr p, ptr end)
 {
-    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+        p++;
     return p;
 }
 
@@ -35,7 +36,9 @@ static ptr str(ptr p, ptr end)
         uint64_t x;
         memcpy(&x, p, 8);
         uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
-        if (((q - ones) & ~q & highs) | ((b - ones) & ~b & highs) | ((x - ones * 0x20) & ~x & highs)) break;
+        if (((q - ones) & ~q & highs) | ((b - ones) & ~b & highs) |
+            ((x - ones * 0x20) & ~x & highs))
+            break;
     }
     for (; p < end; p++) {
         if (*p == '"') return p + 1;
@@ -44,7 +47,10 @@ static ptr str(ptr p, ptr end)
     return NULL;
 }
 
-static int is_num_char(int c) { return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || (c | 0x20) == 'e'; }
+static int is_num_char(int c)
+{
+    return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || (c | 0x20) == 'e';
+}
 
 /* A number in one pass: past it, or NULL when it is malformed or reaches
  * end (a number cut by the buffer's end may go on beyond it). */
@@ -52,18 +58,21 @@ static ptr num(ptr p, ptr end)
 {
     if (p < end && *p == '-') p++;
     ptr d = p;
-    while (p < end && *p >= '0' && *p <= '9') p++;
+    while (p < end && *p >= '0' && *p <= '9')
+        p++;
     if (p == d || p == end) return NULL;
     if (*p == '.') {
         d = ++p;
-        while (p < end && *p >= '0' && *p <= '9') p++;
+        while (p < end && *p >= '0' && *p <= '9')
+            p++;
         if (p == d || p == end) return NULL;
     }
     if ((*p | 0x20) == 'e') {
         p++;
         if (p < end && (*p == '+' || *p == '-')) p++;
         d = p;
-        while (p < end && *p >= '0' && *p <= '9') p++;
+        while (p < end && *p >= '0' && *p <= '9')
+            p++;
         if (p == d || p == end) return NULL;
     }
     return is_num_char(*p) ? NULL : p;
@@ -163,9 +172,10 @@ static int us_to_ns(ptr p, ptr end, int64_t *ns)
     /* the usual "<digits>.<three digits>" directly; any other form as text */
     ptr q = p;
     int64_t v = 0;
-    while (q < end && *q >= '0' && *q <= '9' && q - p < 15) v = v * 10 + (*q++ - '0');
-    if (q > p && end - q == 4 && q[0] == '.' && q[1] >= '0' && q[1] <= '9' && q[2] >= '0' && q[2] <= '9' &&
-        q[3] >= '0' && q[3] <= '9') {
+    while (q < end && *q >= '0' && *q <= '9' && q - p < 15)
+        v = v * 10 + (*q++ - '0');
+    if (q > p && end - q == 4 && q[0] == '.' && q[1] >= '0' && q[1] <= '9' && q[2] >= '0' &&
+        q[2] <= '9' && q[3] >= '0' && q[3] <= '9') {
         *ns = v * 1000 + (q[1] - '0') * 100 + (q[2] - '0') * 10 + (q[3] - '0');
         return 0;
     }
@@ -200,9 +210,11 @@ static ptr args(ptr p, ptr end, mg_event *ev)
         if (EQ(key, kn, "Event Type")) {
             ev->comm = s && EQ(t, tn, "Communication");
         } else if (EQ(key, kn, "Process Group Name")) {
-            if (s || (*v == '-' || (*v >= '0' && *v <= '9'))) ev->group = sp__merge_hash((const char *)t, tn);
+            if (s || (*v == '-' || (*v >= '0' && *v <= '9')))
+                ev->group = sp__merge_hash((const char *)t, tn);
         } else if (EQ(key, kn, "Collective name")) {
-            if (s || (*v == '-' || (*v >= '0' && *v <= '9'))) ev->coll = sp__merge_hash((const char *)t, tn);
+            if (s || (*v == '-' || (*v >= '0' && *v <= '9')))
+                ev->coll = sp__merge_hash((const char *)t, tn);
         } else if (EQ(key, kn, "seq")) {
             int64_t x;
             if (!s && integer(t, t + tn, &x) == 0 && x >= 0) ev->seq = x;
@@ -250,9 +262,9 @@ size_t sp__merge_scan_event(const unsigned char *start, const unsigned char *end
         if (kn == 2 && key[0] == 'p' && key[1] == 'h') {
             ev->ph = s && tn ? (char)t[0] : 0;
         } else if (EQ(key, kn, "cat")) {
-            ev->gpu_cat = s && (EQ(t, tn, "kernel") || EQ(t, tn, "gpu_memcpy") || EQ(t, tn, "gpu_memset") ||
-                                EQ(t, tn, "gpu_user_annotation") || EQ(t, tn, "Kernel") || EQ(t, tn, "Memcpy") ||
-                                EQ(t, tn, "Memset"));
+            ev->gpu_cat = s && (EQ(t, tn, "kernel") || EQ(t, tn, "gpu_memcpy") ||
+                                EQ(t, tn, "gpu_memset") || EQ(t, tn, "gpu_user_annotation") ||
+                                EQ(t, tn, "Kernel") || EQ(t, tn, "Memcpy") || EQ(t, tn, "Memset"));
         } else if (EQ(key, kn, "name")) {
             if (s && EQ(t, tn, "process_name")) ev->process_meta = 1;
             if (s && EQ(t, tn, "process_sort_index")) ev->process_meta = 2;

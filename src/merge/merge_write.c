@@ -29,11 +29,15 @@ static void put_us(sp__buf *b, int64_t ns)
 {
     if (ns < 0) ns = 0;
     put_int(b, ns / 1000);
-    char f[4] = {'.', (char)('0' + ns / 100 % 10), (char)('0' + ns / 10 % 10), (char)('0' + ns % 10)};
+    char f[4] = {'.', (char)('0' + ns / 100 % 10), (char)('0' + ns / 10 % 10),
+                 (char)('0' + ns % 10)};
     sp__buf_append(b, f, 4);
 }
 
-int64_t sp__merge_gpu_pid(const mg_rank *r, int64_t device) { return 1000 + 100 * (int64_t)r->h.rank + device; }
+int64_t sp__merge_gpu_pid(const mg_rank *r, int64_t device)
+{
+    return 1000 + 100 * (int64_t)r->h.rank + device;
+}
 
 int64_t sp__merge_new_ts(const mg_rank *r, int64_t base_out_ns, int64_t ts_ns)
 {
@@ -61,11 +65,14 @@ void sp__merge_put_event(sp__buf *out, const char *text, const mg_event *ev, siz
     subst s[3];
     int n = 0;
     if (ev->pid_kind) {
-        int64_t pid = ev->pid_kind == 1 && is_gpu_pid(r, ev->pid) ? sp__merge_gpu_pid(r, ev->pid) : r->h.rank;
+        int64_t pid =
+            ev->pid_kind == 1 && is_gpu_pid(r, ev->pid) ? sp__merge_gpu_pid(r, ev->pid) : r->h.rank;
         s[n++] = (subst){ev->pid_at, ev->pid_end, pid, 0};
     }
-    if (ev->has_ts) s[n++] = (subst){ev->ts_at, ev->ts_end, sp__merge_new_ts(r, base_out_ns, ev->ts_ns), 1};
-    if (ev->has_id && r->h.rank) s[n++] = (subst){ev->id_at, ev->id_end, ev->id + ((int64_t)r->h.rank << 32), 0};
+    if (ev->has_ts)
+        s[n++] = (subst){ev->ts_at, ev->ts_end, sp__merge_new_ts(r, base_out_ns, ev->ts_ns), 1};
+    if (ev->has_id && r->h.rank)
+        s[n++] = (subst){ev->id_at, ev->id_end, ev->id + ((int64_t)r->h.rank << 32), 0};
     /* in text order (a writer may order the keys as it likes) */
     for (int i = 1; i < n; i++)
         for (int j = i; j > 0 && s[j].at < s[j - 1].at; j--) {
@@ -108,7 +115,8 @@ void sp__merge_put_sep(sp__buf *out, int *first)
     *first = 0;
 }
 
-static void put_process(sp__buf *out, int *first, const mg_rank *r, int64_t ts, int gpu, int64_t device)
+static void put_process(sp__buf *out, int *first, const mg_rank *r, int64_t ts, int gpu,
+                        int64_t device)
 {
     int64_t pid = gpu ? sp__merge_gpu_pid(r, device) : r->h.rank;
     for (int k = 0; k < 2; k++) {
@@ -148,13 +156,18 @@ void sp__merge_put_head(sp__buf *out, const mg_rank *ref, long world_size, int64
     }
     sp__buf_printf(out, "\"world_size\": %ld, \"job\": ", world_size);
     sp__json_put_string(out, ref->h.job, strlen(ref->h.job));
-    sp__buf_printf(out, "},\n\"stepprof_version\":\"%s\",\n\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":",
-                   SP_VERSION_STRING);
+    sp__buf_printf(
+        out,
+        "},\n\"stepprof_version\":\"%s\",\n\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":",
+        SP_VERSION_STRING);
     put_int(out, base_out_ns);
     sp__buf_puts(out, ",\n\"traceEvents\":[");
 }
 
-static void put_double(sp__buf *out, double v) { sp__json_put_double(out, v); }
+static void put_double(sp__buf *out, double v)
+{
+    sp__json_put_double(out, v);
+}
 
 void sp__merge_put_tail(sp__buf *out, const mg_rank *ranks, size_t n, const mg_result *res,
                         const char *out_path)
@@ -162,10 +175,11 @@ void sp__merge_put_tail(sp__buf *out, const mg_rank *ranks, size_t n, const mg_r
     sp__buf_puts(out, "\n],\n\"stepprof_merge\":{\"ranks\":[");
     for (size_t i = 0; i < n; i++) {
         const mg_rank *r = &ranks[i];
-        sp__buf_printf(out, "%s\n{\"rank\": %ld, \"world_size\": %ld, \"hostname\": ", i ? "," : "", r->h.rank,
-                       r->h.world_size);
+        sp__buf_printf(out, "%s\n{\"rank\": %ld, \"world_size\": %ld, \"hostname\": ", i ? "," : "",
+                       r->h.rank, r->h.world_size);
         sp__json_put_string(out, r->h.hostname, strlen(r->h.hostname));
-        sp__buf_printf(out, ", \"pid\": %lld, \"job\": ", (long long)(r->has_host_pid ? r->host_pid : -1));
+        sp__buf_printf(
+            out, ", \"pid\": %lld, \"job\": ", (long long)(r->has_host_pid ? r->host_pid : -1));
         sp__json_put_string(out, r->h.job, strlen(r->h.job));
         sp__buf_puts(out, ", \"source\": ");
         sp__json_put_string(out, r->path, strlen(r->path));

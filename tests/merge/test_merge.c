@@ -18,11 +18,16 @@ static void write_rank(const char *path, int rank, const char *host)
     FILE *f = fopen(path, "w");
     CHECK(f != NULL);
     if (!f) return;
-    fprintf(f, "{\"schemaVersion\":1,\"distributedInfo\":{\"rank\": %d, \"world_size\": 3, \"hostname\": \"%s\"},"
-               "\"baseTimeNanoseconds\":1000000000,\"traceEvents\":[\n", rank, host);
+    fprintf(f,
+            "{\"schemaVersion\":1,\"distributedInfo\":{\"rank\": %d, \"world_size\": 3, "
+            "\"hostname\": \"%s\"},"
+            "\"baseTimeNanoseconds\":1000000000,\"traceEvents\":[\n",
+            rank, host);
     for (int s = 0; s < 5; s++)
-        fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"ar\",\"pid\":%d,\"tid\":1,\"ts\":%d.%03d,"
-                   "\"dur\":100.000,\"args\":{\"Event Type\":\"Communication\"}}",
+        fprintf(f,
+                "%s{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"ar\",\"pid\":%d,\"tid\":1,\"ts\":%d."
+                "%03d,"
+                "\"dur\":100.000,\"args\":{\"Event Type\":\"Communication\"}}",
                 s ? ",\n" : "", 50 + rank, 1000 * s + (rank == 1 ? 250 : 0), 0);
     fputs("]}\n", f);
     fclose(f);
@@ -88,7 +93,8 @@ static void test_merge_api_log_and_load(void)
     if (f) fclose(f);
     CHECK(strstr(text, "\"args\":{\"name\":\"rank 0 (a, pid 50)\"}") != NULL);
     CHECK(strstr(text, "\"args\":{\"name\":\"rank 1 (b, pid 51)\"}") != NULL);
-    CHECK(strstr(text, "\"pid\":1,\"tid\":1,\"ts\":0.000,\"dur\":100.000") != NULL); /* shifted onto rank 0 */
+    CHECK(strstr(text, "\"pid\":1,\"tid\":1,\"ts\":0.000,\"dur\":100.000") !=
+          NULL); /* shifted onto rank 0 */
     CHECK(strstr(text, "\"offset_ns\": -250000") != NULL);
     unlink(r0);
     unlink(r1);

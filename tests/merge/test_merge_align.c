@@ -93,7 +93,7 @@ static void test_merge_align_drift(void)
     double den = f.n * f.stt - f.st * f.st;
     double b = (f.n * f.std - f.st * f.sd) / den, a = (f.sd - b * f.st) / f.n;
     CHECK(fabs(b / 1e3 - 50.0) < 0.01); /* ppm */
-    CHECK(fabs(a - 200000.0) < 20.0); /* t is on this rank's clock: 200 us early */
+    CHECK(fabs(a - 200000.0) < 20.0);   /* t is on this rank's clock: 200 us early */
     CHECK(fabs(sp__merge_shift(a, b / 1e3, T0, T0 + 5000000000) - 450000.0) < 50.0);
     sp__merge_colls_free(&ref);
     sp__merge_colls_free(&c);

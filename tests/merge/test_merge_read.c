@@ -40,9 +40,10 @@ static FILE *text_file(const char *text)
 
 static void test_merge_read_event_fields(void)
 {
-    const char *ev_text = "{\"args\":{\"seq\":3,\"Process Group Name\":\"0\",\"Collective name\":\"allreduce\","
-                          "\"Event Type\":\"Communication\"},\"ts\":10.500,\"id\":77,\"pid\":4242,"
-                          "\"ph\":\"X\",\"dur\":2.000,\"name\":\"gloo:all_reduce\"}";
+    const char *ev_text =
+        "{\"args\":{\"seq\":3,\"Process Group Name\":\"0\",\"Collective name\":\"allreduce\","
+        "\"Event Type\":\"Communication\"},\"ts\":10.500,\"id\":77,\"pid\":4242,"
+        "\"ph\":\"X\",\"dur\":2.000,\"name\":\"gloo:all_reduce\"}";
     FILE *f = text_file(ev_text);
     sp__jlex lx;
     CHECK_OK(sp__jlex_open(&lx, f, "t.json"));
@@ -67,10 +68,11 @@ static void test_merge_read_event_fields(void)
 
 static void test_merge_read_gpu_rows(void)
 {
-    FILE *f = text_file("[{\"ph\":\"M\",\"args\":{\"name\":\"GPU 1\"},\"name\":\"process_name\",\"pid\":1},"
-                        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"ts\":1},"
-                        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":9,\"args\":{\"name\":\"GPU 2\"}},"
-                        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"GPU op\",\"pid\":\"Spans\",\"ts\":1}]");
+    FILE *f = text_file(
+        "[{\"ph\":\"M\",\"args\":{\"name\":\"GPU 1\"},\"name\":\"process_name\",\"pid\":1},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"ts\":1},"
+        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":9,\"args\":{\"name\":\"GPU 2\"}},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"GPU op\",\"pid\":\"Spans\",\"ts\":1}]");
     sp__jlex lx;
     CHECK_OK(sp__jlex_open(&lx, f, "t.json"));
     mg_event ev;
@@ -99,7 +101,8 @@ static void test_merge_read_tee_across_refills(void)
     sp__buf_putc(&in, '[');
     for (int i = 0; i < 200; i++) {
         sp__buf_printf(&in, "%s{\"ph\":\"X\",\"name\":\"", i ? ",\n  " : "");
-        for (int k = 0; k < 1000; k++) sp__buf_putc(&in, (char)('a' + (i + k) % 26));
+        for (int k = 0; k < 1000; k++)
+            sp__buf_putc(&in, (char)('a' + (i + k) % 26));
         sp__buf_printf(&in, "\",\"ts\":%d.125,\"pid\":%d}", i, i);
     }
     sp__buf_putc(&in, ']');
@@ -135,22 +138,28 @@ static void test_merge_read_tee_across_refills(void)
 static void test_merge_read_fast_path_agrees(void)
 {
     static const char *const events[] = {
-        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"gloo:all_reduce\",\"pid\":7,\"tid\":7,\"ts\":1.5,"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"gloo:all_reduce\",\"pid\":7,\"tid\":7,\"ts\":"
+        "1.5,"
         "\"dur\":2.000,\"args\":{\"External id\":3,\"Collective name\":\"allreduce\","
-        "\"Process Group Name\":\"0\",\"Group size\":4,\"bytes\":4096,\"seq\":9,\"Event Type\":\"Communication\"}}",
+        "\"Process Group Name\":\"0\",\"Group size\":4,\"bytes\":4096,\"seq\":9,\"Event "
+        "Type\":\"Communication\"}}",
         "{ \"ph\" : \"M\" , \"name\":\"process_name\",\"pid\":0,\"args\":{\"name\":\"GPU 0\"} }",
         "{\"ph\":\"M\",\"args\":{\"labels\":\"GPU 1\"},\"name\":\"process_labels\",\"pid\":1}",
-        "{\"ph\":\"X\",\"cat\":\"kernel\",\"pid\":\"Spans\",\"ts\":1e3,\"id\":-4,\"args\":{\"grid\":[1,[2,{}],3],"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"pid\":\"Spans\",\"ts\":1e3,\"id\":-4,\"args\":{"
+        "\"grid\":[1,[2,{}],3],"
         "\"x\":null,\"y\":true,\"z\":false,\"Process Group Name\":12,\"seq\":-1}}",
-        "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"Record Window End\",\"pid\":\"\",\"tid\":\"\",\"ts\":5.000}",
+        "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"Record Window "
+        "End\",\"pid\":\"\",\"tid\":\"\",\"ts\":5.000}",
         "{\"pid\":1.5,\"ts\":\"x\",\"args\":[],\"args\":{\"Event Type\":\"Communication\"}}",
         "{}",
-        "{\"ph\":\"X\",\"name\":\"a name long enough for the eight-byte scan, \u00e9 no: plain text\",\"ts\":0.001}",
+        "{\"ph\":\"X\",\"name\":\"a name long enough for the eight-byte scan, \u00e9 no: plain "
+        "text\",\"ts\":0.001}",
     };
     for (size_t i = 0; i < sizeof events / sizeof *events; i++) {
         const char *t = events[i];
         mg_event fast, slow;
-        size_t n = sp__merge_scan_event((const unsigned char *)t, (const unsigned char *)t + strlen(t) + 1, &fast);
+        size_t n = sp__merge_scan_event((const unsigned char *)t,
+                                        (const unsigned char *)t + strlen(t) + 1, &fast);
         CHECK_EQ((int)strlen(t), (int)n);
         FILE *f = text_file(t);
         sp__jlex lx;
@@ -167,10 +176,14 @@ static void test_merge_read_fast_path_agrees(void)
         fclose(f);
     }
     /* given up: an escape, the buffer's end, a bad number, a bad literal */
-    static const char *const unsure[] = {"{\"name\":\"a\\\"b\"}", "{\"ph\":\"X\"", "{\"ts\":1.}", "{\"x\":tru}",
-                                         "{\"ts\":12",
-                                         "{\"name\":\"a name long enough for the eight-byte scan\\n\"}",
-                                         "{\"name\":\"a name long enough for the eight-byte scan\x01\"}"};
+    static const char *const unsure[] = {
+        "{\"name\":\"a\\\"b\"}",
+        "{\"ph\":\"X\"",
+        "{\"ts\":1.}",
+        "{\"x\":tru}",
+        "{\"ts\":12",
+        "{\"name\":\"a name long enough for the eight-byte scan\\n\"}",
+        "{\"name\":\"a name long enough for the eight-byte scan\x01\"}"};
     for (size_t i = 0; i < sizeof unsure / sizeof *unsure; i++) {
         mg_event ev;
         const unsigned char *u = (const unsigned char *)unsure[i];

@@ -1,7 +1,8 @@
 /* main.c: `stepprof COMMAND ...`, the command-line tool over saved results:
  * summary tables, format conversion, a file overview, a before/after
  * comparison (and regression gate), a diagnosis of the steps and an HTML
- * report, the merge of a job's ranks; and `stepprof run`, which profiles a program. See cli.h for exit codes. */
+ * report, the merge of a job's ranks; and `stepprof run`, which profiles a
+ * program. See cli.h for exit codes. */
 #include "cli.h"
 
 #include <stdarg.h>

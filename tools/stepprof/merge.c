@@ -69,17 +69,22 @@ int cli_merge(int argc, char **argv)
         } else if (strcmp(a, "--force") == 0) {
             o.force = 1;
         } else if (a[0] == '-' && a[1] != '\0') {
-            static const char *const flags[] = {"--align", "--no-align", "--drift", "--force", NULL};
+            static const char *const flags[] = {"--align", "--no-align", "--drift", "--force",
+                                                NULL};
             rc = cli_unknown_option("merge", a, flags);
         } else {
             files[n++] = a;
         }
     }
-    if (rc == CLI_OK && n == 0) rc = cli_usage_error("merge", "TRACE missing: give each rank's trace file");
+    if (rc == CLI_OK && n == 0)
+        rc = cli_usage_error("merge", "TRACE missing: give each rank's trace file");
     if (rc == CLI_OK && !out) rc = cli_usage_error("merge", "no output file: -o OUT");
-    if (rc == CLI_OK && align && no_align) rc = cli_usage_error("merge", "--align and --no-align contradict");
+    if (rc == CLI_OK && align && no_align)
+        rc = cli_usage_error("merge", "--align and --no-align contradict");
     if (rc == CLI_OK) {
-        o.align = align ? SP_MERGE_ALIGN_FORCE : no_align ? SP_MERGE_ALIGN_OFF : SP_MERGE_ALIGN_AUTO;
+        o.align = align      ? SP_MERGE_ALIGN_FORCE
+                  : no_align ? SP_MERGE_ALIGN_OFF
+                             : SP_MERGE_ALIGN_AUTO;
         fflush(stdout);
         if (sp_trace_merge(files, n, out, &o) != SP_OK) {
             fprintf(stderr, "stepprof: %s\n", sp_last_error());
