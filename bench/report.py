@@ -55,6 +55,10 @@ TARGETS = [
     ("python_record_event_ns", "<=", 500.0, "Python RecordEvent <= 0.5 us per use", "{:.0f} ns"),
     ("convert_peak_rss_over_event_data", "<=", 2.0,
      "converting 5M events: memory <= about 2x the event data", "{:.2f}x"),
+    ("merge_events_per_s", ">=", 1e6, "merge >= 1M events/s (8 rank files of 1M events each)",
+     "{:.2f} M/s"),
+    ("merge_rss_ratio", "<=", 1.10,
+     "merge: peak RSS independent of the ranks (8 rank files / 2 of the same size)", "{:.2f}x"),
     ("paddle_mlp_step_ratio", "<=", 1.02,
      "paddle MLP step under stepprof <= 1.02x its time unprofiled", "{:.3f}x"),
     ("paddle_op_step_over_paddle", "<=", 1.05,
@@ -111,6 +115,10 @@ CONTEXT = [
     ("summary_s", "summary of the 10M-event span, s"),
     ("model_s", "analysis model build of the same span, s"),
     ("report_over_summary", "HTML report / summary tables of the same 1M-event span, x"),
+    ("merge_events_per_s_2", "merge of 2 rank files, events/s"),
+    ("merge_events_per_cpu_s", "merge of the 8 rank files, events per CPU second (user + system)"),
+    ("merge_peak_rss_mib_2", "merge of 2 rank files: peak RSS, MiB"),
+    ("merge_peak_rss_mib_n", "merge of the 8 rank files: peak RSS, MiB"),
     ("python_record_event_not_recording_ns", "Python RecordEvent while not recording, ns"),
     ("torch_record_function_ns", "torch.profiler.record_function while profiling, ns"),
     ("gpu_launch_untraced", "GPU: empty-kernel launch, untraced, ns"),
@@ -189,6 +197,8 @@ PLAUSIBLE = {
     "protobuf_events_per_s": (1.0, 1e10),
     "python_record_event_ns": (1.0, 1e7),  # a Python call costs more than 1 ns
     "convert_peak_rss_over_event_data": (0.0, 1e4),
+    "merge_events_per_s": (1.0, 1e10),
+    "merge_rss_ratio": (0.1, 1e3),
     "paddle_mlp_step_ratio": (0.5, 100.0),  # noise can make a profiled step look faster
     "paddle_op_step_over_paddle": (0.2, 100.0),
     "paddle_stop_speedup": (0.01, 1e5),
@@ -210,7 +220,7 @@ PLAUSIBLE = {
 # memory.
 TIMING = {"record_pair_over_tsc2", "closed_minus_empty_ns", "amortized_ns_per_range",
           "scaling_ratio_2t", "cost_ratio_late_early", "stop_events_per_s",
-          "summary_events_per_s", "json_events_per_s", "protobuf_events_per_s",
+          "summary_events_per_s", "json_events_per_s", "protobuf_events_per_s", "merge_events_per_s",
           "python_record_event_ns", "paddle_mlp_step_ratio", "paddle_op_step_over_paddle",
           "paddle_stop_speedup", "torch_capture_over_floor_ns", "torch_whole_over_torch",
           "torch_mlp_step_ratio", "torch_shapes_over_torch_shapes", "nvtx_over_sp_range",
@@ -229,6 +239,8 @@ CONTROLS = {
                      ("tsc2_loop_ns", "spread", 1.25, "two-rdtsc floor, median / fastest trial"),
                      ("tsc2_loop_ns", "floor_above", "empty_loop_ns",
                       "two-rdtsc floor above the empty loop")],
+    "bench_merge": [("merge_wall_over_cpu", "ratio", 0.25,
+                     "merge wall time / its CPU time (alone on a core), expected 1.00x")],
     "bench_paddle": [("paddle_mlp_none_spread", "ratio", 0.25,
                       "unprofiled MLP step, median round / fastest round, expected 1.00x")],
     "bench_torch": [("torch_loop_none_spread", "ratio", 0.10,
@@ -431,7 +443,7 @@ def main():
     start = datetime.datetime.now()
     metrics, notes, contended = {}, [], []
     for prog in ["bench_record", "bench_scaling", "bench_export", "bench_summary", "bench_convert",
-                 "bench_inject"]:
+                 "bench_merge", "bench_inject"]:
         path = os.path.join(args.build, "bench", prog)
         if os.path.exists(path):
             contended += [f"{prog}: {c}" for c in measure(prog, [path], metrics, notes)]

@@ -1043,6 +1043,52 @@ SP_API sp_result *sp_result_retain(const sp_result *result);
 SP_API void sp_result_release(sp_result *result);
 
 /* ------------------------------------------------------------------------ */
+/* Merging the ranks of a job                                                */
+
+/* How sp_trace_merge treats the ranks' clocks. */
+typedef enum sp_merge_align {
+    SP_MERGE_ALIGN_AUTO = 0, /* align hosts on collectives; ranks of one host share a clock */
+    SP_MERGE_ALIGN_FORCE,    /* align every rank, even ranks that name one host */
+    SP_MERGE_ALIGN_OFF       /* leave every clock as it is */
+} sp_merge_align;
+
+/* A line of what the merge did (offsets, residuals) or found (a missing
+ * rank, a file cut short); warning is 1 for the latter. */
+typedef void (*sp_merge_log_fn)(void *ctx, int warning, const char *line);
+
+typedef struct sp_merge_options {
+    sp_merge_align align;
+    int drift;           /* 1: solve a clock drift per host as well (least squares) */
+    int force;           /* 1: merge traces of different jobs or world sizes */
+    sp_merge_log_fn log; /* NULL for none */
+    void *log_ctx;
+} sp_merge_options;
+
+/* Fills opts with the defaults (AUTO, no drift, no force, no log).
+ * Threads: any. */
+SP_API void sp_merge_options_init(sp_merge_options *opts);
+
+/* Merges the Chrome-trace files of a job's ranks (stepprof's or Kineto's,
+ * .json or .json.gz, one file per rank) into one trace at out_path (.json,
+ * or .json.gz for a name ending in ".gz"): one process per rank, in rank
+ * order, each rank's clock shifted onto the lowest rank's by the ends of
+ * their matched collectives (docs/trace-format.md §13 gives the layout and
+ * the solve). Each file is read twice as a stream and the output is written
+ * an event at a time, so memory holds two ranks' collectives, never a
+ * trace, whatever the number of ranks. The output appears atomically.
+ * A file cut short (a crash) is merged up to its last complete event, and
+ * a missing rank is merged without; both are logged as warnings.
+ * Errors: SP_EINVAL (no paths, NULL out_path, out_path among the inputs),
+ * SP_ENOTSUP (a .pb output, an input that is not JSON or not a regular
+ * file), SP_EIO, SP_ENOMEM, SP_EFORMAT (a file that is not a trace; two
+ * files of one rank; without force, different non-empty jobs, different
+ * world sizes or a rank outside its world). The message names the files.
+ * opts may be NULL for the defaults.
+ * Threads: any. */
+SP_API sp_status sp_trace_merge(const char *const *paths, size_t n_paths, const char *out_path,
+                                const sp_merge_options *opts);
+
+/* ------------------------------------------------------------------------ */
 /* Summary tables                                                            */
 
 /* paddle.profiler SortedKeys: how the Operator, Kernel and UserDefined

@@ -66,6 +66,18 @@ void sp__jlex_close(sp__jlex *lx)
     lx->raw = NULL;
 }
 
+void sp__jlex_tee(sp__jlex *lx, sp__buf *tee)
+{
+    if (lx->tee) sp__buf_append(lx->tee, lx->buf + lx->tee_from, lx->pos - lx->tee_from);
+    lx->tee = tee;
+    lx->tee_from = lx->pos;
+}
+
+size_t sp__jlex_tee_pos(const sp__jlex *lx)
+{
+    return lx->tee->len + (lx->pos - lx->tee_from);
+}
+
 static int read_error(sp__jlex *lx)
 {
     if (lx->status == SP_OK) lx->status = sp__fail(SP_EIO, "%s: read error: %s", lx->path, strerror(errno));
@@ -163,6 +175,10 @@ static int fill(sp__jlex *lx)
 {
     if (lx->pos < lx->len) return 0;
     if (lx->eof || lx->status != SP_OK) return -1;
+    if (lx->tee) {
+        sp__buf_append(lx->tee, lx->buf + lx->tee_from, lx->len - lx->tee_from);
+        lx->tee_from = lx->len;
+    }
     long n;
     if (lx->gzip) {
         n = inflate_some(lx);
@@ -177,6 +193,7 @@ static int fill(sp__jlex *lx)
     }
     lx->pos = 0;
     lx->len = (size_t)n;
+    lx->tee_from = 0;
     if (lx->on_refill) lx->on_refill(lx->user, lx->offset);
     return 0;
 }
@@ -190,6 +207,10 @@ static int get(sp__jlex *lx)
 
 int sp__jlex_peek(sp__jlex *lx)
 {
+    if (lx->pos < lx->len) { /* the usual case, without a call */
+        int c = lx->buf[lx->pos];
+        if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return c;
+    }
     for (;;) {
         if (fill(lx) != 0) return -1;
         int c = lx->buf[lx->pos];
@@ -201,6 +222,11 @@ int sp__jlex_peek(sp__jlex *lx)
 
 int sp__jlex_expect(sp__jlex *lx, int c)
 {
+    if (lx->pos < lx->len && lx->buf[lx->pos] == c) {
+        lx->pos++;
+        lx->offset++;
+        return 0;
+    }
     int got = sp__jlex_peek(lx);
     if (got != c) {
         char what[40];
@@ -263,6 +289,24 @@ static int string(sp__jlex *lx, int keep)
     if (sp__jlex_expect(lx, '"') != 0) return -1;
     sp__buf *b = &lx->tok;
     b->len = 0;
+    if (lx->pos < lx->len) {
+        /* The usual string, plain and closed inside the buffer, in one step. */
+        const unsigned char *p = lx->buf + lx->pos, *end = lx->buf + lx->len, *q = p;
+        while (q < end && *q != '"' && *q != '\\' && *q >= 0x20)
+            q++;
+        size_t n = (size_t)(q - p);
+        if (q < end && *q == '"' && n <= SP__JSON_MAX_STRING &&
+            (!keep || (b->data && !b->failed && n <= b->cap))) {
+            if (keep) {
+                memcpy(b->data, p, n);
+                b->data[n] = '\0';
+                b->len = n;
+            }
+            lx->pos += n + 1;
+            lx->offset += n + 1;
+            return 0;
+        }
+    }
     for (;;) {
         if (fill(lx) != 0) return sp__jlex_error(lx, "input ends inside a string");
         /* Copy a run of plain bytes at once, up to the cap. */
@@ -329,11 +373,58 @@ static int string(sp__jlex *lx, int keep)
 
 int sp__jlex_string(sp__jlex *lx) { return string(lx, 1); }
 
+/* Whether [p, end) is exactly one JSON number (leading zeros allowed, as
+ * the byte-at-a-time path below allows them). */
+static int whole_number(const unsigned char *p, const unsigned char *end)
+{
+    if (p < end && *p == '-') p++;
+    const unsigned char *d = p;
+    while (p < end && *p >= '0' && *p <= '9')
+        p++;
+    if (p == d) return 0;
+    if (p < end && *p == '.') {
+        d = ++p;
+        while (p < end && *p >= '0' && *p <= '9')
+            p++;
+        if (p == d) return 0;
+    }
+    if (p < end && (*p | 0x20) == 'e') {
+        p++;
+        if (p < end && (*p == '+' || *p == '-')) p++;
+        d = p;
+        while (p < end && *p >= '0' && *p <= '9')
+            p++;
+        if (p == d) return 0;
+    }
+    return p == end;
+}
+
 int sp__jlex_number(sp__jlex *lx)
 {
     sp__buf *b = &lx->tok;
     b->len = 0;
     int c = sp__jlex_peek(lx);
+    if (c >= 0) {
+        /* A number that ends inside the buffer is taken in one piece; one
+         * that reaches its end, or is malformed, goes the slow way below
+         * (which also words the error). */
+        const unsigned char *p = lx->buf + lx->pos, *end = lx->buf + lx->len, *q = p;
+        while (q < end && ((*q >= '0' && *q <= '9') || *q == '-' || *q == '+' || *q == '.' ||
+                           (*q | 0x20) == 'e'))
+            q++;
+        if (q < end && q - p < 400 && whole_number(p, q)) {
+            sp__buf_append(b, p, (size_t)(q - p));
+            lx->pos += (size_t)(q - p);
+            lx->offset += (uint64_t)(q - p);
+            if (b->failed) {
+                if (lx->status == SP_OK)
+                    lx->status = sp__fail(SP_ENOMEM, "out of memory loading %s", lx->path);
+                return -1;
+            }
+            sp__buf_cstr(b);
+            return 0;
+        }
+    }
     /* States: sign, int, frac, exp; each part checked for digits. */
     if (c == '-') sp__buf_putc(b, (char)get(lx));
     size_t digits = 0;

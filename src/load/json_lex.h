@@ -41,6 +41,8 @@ typedef struct sp__jlex {
     sp_status status; /* first error, SP_OK while none */
     void (*on_refill)(void *user, uint64_t offset);
     void *user;
+    sp__buf *tee;    /* consumed input is copied here (sp__jlex_tee) */
+    size_t tee_from; /* buf[tee_from..pos) is consumed but not yet in tee */
 } sp__jlex;
 
 /* Reads f (open at its start; the caller closes it) named path. */
@@ -60,6 +62,13 @@ int sp__jlex_skip(sp__jlex *lx);
 /* After an element of an object or array: 1 if another follows (',' read),
  * 0 if close was read, -1 on error. */
 int sp__jlex_next(sp__jlex *lx, int close);
+/* Copies the input consumed from now on, verbatim, to the end of tee, or
+ * stops copying when tee is NULL (what was consumed is in tee then). The copy
+ * is made a buffer at a time, so a tokenizer with a tee costs no more per
+ * byte: the stream merge (src/merge) rewrites events by copying their text. */
+void sp__jlex_tee(sp__jlex *lx, sp__buf *tee);
+/* Where in the tee the next consumed byte will land. */
+size_t sp__jlex_tee_pos(const sp__jlex *lx);
 /* Records an error at the current offset; returns -1. */
 int sp__jlex_error(sp__jlex *lx, const char *what);
 

@@ -1,6 +1,7 @@
 /* cli.h: the stepprof command-line tool (main.c dispatches, commands.c holds
  * summary / convert / info, diff.c the before/after comparison and the
- * regression gate, diagnose.c the verdicts, report.c the HTML report). The tool
+ * regression gate, diagnose.c the verdicts, report.c the HTML report, merge.c
+ * the merge of a job's ranks). The tool
  * uses only the public API (stepprof.h), as any program could.
  * Exit codes: 0 success, 1 the input (or the output file) is bad, 2 wrong
  * usage. Errors go to stderr as "stepprof: FILE: problem". */
@@ -20,6 +21,7 @@ int cli_info(int argc, char **argv);
 int cli_diff(int argc, char **argv);
 int cli_diagnose(int argc, char **argv);
 int cli_report(int argc, char **argv);
+int cli_merge(int argc, char **argv);
 /* Runs a program with profiling switched on (run.c); returns its exit status. */
 int cli_run(int argc, char **argv);
 

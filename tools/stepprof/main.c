@@ -1,7 +1,8 @@
 /* main.c: `stepprof COMMAND ...`, the command-line tool over saved results:
  * summary tables, format conversion, a file overview, a before/after
  * comparison (and regression gate), a diagnosis of the steps and an HTML
- * report; and `stepprof run`, which profiles a program. See cli.h for exit codes. */
+ * report, the merge of a job's ranks; and `stepprof run`, which profiles a
+ * program. See cli.h for exit codes. */
 #include "cli.h"
 
 #include <stdarg.h>
@@ -22,6 +23,7 @@ static const char usage[] =
     "  diff A B              per-phase and per-operator B - A, or a regression gate\n"
     "  diagnose FILE         what limits the steps: verdicts, evidence, advice\n"
     "  report FILE -o OUT    a self-contained HTML report (tables, charts, timeline)\n"
+    "  merge TRACE... -o OUT one trace of a job's ranks, their clocks aligned\n"
     "  run [OPTIONS] -- CMD  run CMD with profiling switched on, no code change\n"
     "\n"
     "options:\n"
@@ -87,6 +89,7 @@ static int run(const char *cmd, int argc, char **argv)
     if (strcmp(cmd, "diff") == 0) return cli_diff(argc, argv);
     if (strcmp(cmd, "diagnose") == 0) return cli_diagnose(argc, argv);
     if (strcmp(cmd, "report") == 0) return cli_report(argc, argv);
+    if (strcmp(cmd, "merge") == 0) return cli_merge(argc, argv);
     if (strcmp(cmd, "run") == 0) return cli_run(argc, argv);
     return cli_usage_error(NULL, "unknown command '%s'", cmd);
 }
