@@ -361,7 +361,7 @@ static void fill_meta(const sp_profiler *p, sp__span_meta *m)
     m->overwrite_oldest = p->opts.overwrite_oldest;
     m->pid = (int64_t)getpid();
     read_process_name(m->process_name, sizeof m->process_name);
-    memcpy(m->dist_backend, p->dist_backend, sizeof m->dist_backend);
+    sp__dist_meta_fill(m, p->dist_backend);
 }
 
 /* Collects the span into p->result. A failure keeps the previous result. */
