@@ -20,7 +20,8 @@ enum { N = 4096, STEPS = 6 };
 static void compute(float *grad, int rank, int step)
 {
     sp_range_begin(SP_EVENT_FORWARD, "compute");
-    for (int i = 0; i < N; i++) grad[i] = (float)((rank + 1) * (step + i % 7)) / N;
+    for (int i = 0; i < N; i++)
+        grad[i] = (float)((rank + 1) * (step + i % 7)) / N;
     sp_range_end();
 }
 
@@ -29,12 +30,13 @@ static void compute(float *grad, int rank, int step)
 static void average(sp_profiler *prof, float *grad, int world, int64_t *seq)
 {
     sp_range_begin(SP_EVENT_COMMUNICATION, "MPI_Allreduce");
-    sp_comm_info c = {0, 0, "allreduce", 9, "MPI_COMM_WORLD", 14, world, (int64_t)(N * sizeof *grad),
-                      (*seq)++};
+    sp_comm_info c = {
+        0, 0, "allreduce", 9, "MPI_COMM_WORLD", 14, world, (int64_t)(N * sizeof *grad), (*seq)++};
     sp_profiler_add_comm_info(prof, &c, 1);
     MPI_Allreduce(MPI_IN_PLACE, grad, N, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     sp_range_end();
-    for (int i = 0; i < N; i++) grad[i] /= (float)world;
+    for (int i = 0; i < N; i++)
+        grad[i] /= (float)world;
 }
 
 int main(int argc, char **argv)

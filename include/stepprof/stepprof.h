@@ -789,7 +789,7 @@ typedef struct sp_comm_info {
     int64_t time_ns;        /* CLOCK_REALTIME inside the range; 0: now */
     const char *collective; /* collective_len bytes, copied: "allreduce", "broadcast"... */
     size_t collective_len;
-    const char *group;      /* group_len bytes, copied: the process group's name ("0"); may be empty */
+    const char *group;      /* group_len bytes, copied: the process group ("0"); may be empty */
     size_t group_len;
     int64_t group_size;     /* ranks in the group; 0 when unknown */
     int64_t bytes;          /* what this rank sends in it; -1 when unknown */

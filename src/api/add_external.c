@@ -108,7 +108,8 @@ sp_status sp_profiler_add_comm_info(sp_profiler *p, const sp_comm_info *comms, s
     if (s != SP_OK) return s;
     if (count > 0 && !comms) return sp__fail(SP_EINVAL, "%s: comms is NULL", fn);
     for (size_t i = 0; i < count; i++) {
-        if ((!comms[i].collective && comms[i].collective_len) || (!comms[i].group && comms[i].group_len))
+        if ((!comms[i].collective && comms[i].collective_len) ||
+            (!comms[i].group && comms[i].group_len))
             return sp__fail(SP_EINVAL, "%s: collective %zu has a NULL text with a length", fn, i);
     }
     if ((s = sp__profiler_span_open(p, fn)) != SP_OK) return s;
@@ -117,7 +118,8 @@ sp_status sp_profiler_add_comm_info(sp_profiler *p, const sp_comm_info *comms, s
     size_t before = x->count;
     for (size_t i = 0; i < count; i += 16) {
         size_t n = count - i < 16 ? count - i : 16;
-        for (size_t k = 0; k < n; k++) one[k] = comm_filled(&comms[i + k]);
+        for (size_t k = 0; k < n; k++)
+            one[k] = comm_filled(&comms[i + k]);
         if (sp__ext_comms_add(x, one, n) != 0) {
             x->count = before; /* all or nothing; the texts left behind are unused */
             return sp__fail(SP_ENOMEM, "out of memory adding %zu collectives", count);

@@ -93,7 +93,7 @@ typedef struct sp__comm {
     int64_t group_size;  /* ranks in the group, 0 when unknown */
     int64_t bytes;       /* what this rank sends, -1 when unknown */
     int64_t seq;         /* index among this rank's collectives of the group, -1 when unknown */
-    int32_t host;        /* attribution: the innermost Communication range containing ts_ns, -1 none */
+    int32_t host;        /* the innermost Communication range containing ts_ns, -1: none */
 } sp__comm;
 
 /* Instants and counter samples: zero-length marks that get a parent but are

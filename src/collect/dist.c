@@ -31,8 +31,8 @@ static long env_number(const char *const *names)
  * if a rank variable was set, 0 for the default rank 0 of 1. */
 int sp__dist_info(long *rank, long *world_size)
 {
-    static const char *const rank_vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "LOCAL_RANK",
-                                            NULL};
+    static const char *const rank_vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+                                            "LOCAL_RANK", NULL};
     static const char *const size_vars[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
                                             "LOCAL_WORLD_SIZE", NULL};
     long r = env_number(rank_vars), w = env_number(size_vars);

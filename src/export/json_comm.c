@@ -13,7 +13,8 @@ int32_t *sp__json_comm_index(const sp__thread *t)
     if (t->comm_count == 0 || t->count == 0) return NULL;
     int32_t *of = sp__alloc(sizeof *of * t->count);
     if (!of) return NULL;
-    for (size_t i = 0; i < t->count; i++) of[i] = -1;
+    for (size_t i = 0; i < t->count; i++)
+        of[i] = -1;
     for (size_t k = 0; k < t->comm_count; k++) {
         int32_t h = t->comms[k].host;
         if (h >= 0 && (size_t)h < t->count) of[h] = (int32_t)k;

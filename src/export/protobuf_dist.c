@@ -17,7 +17,8 @@ int sp__pb_fill_dist(sp__pb_scratch *s, const sp_result *r, sp__pb_trees *m)
     m->stepprof_job = (char *)meta->job;
     m->stepprof_dist_backend = (char *)meta->dist_backend;
     size_t n = 0;
-    for (size_t i = 0; i < r->thread_count; i++) n += r->threads[i].comm_count;
+    for (size_t i = 0; i < r->thread_count; i++)
+        n += r->threads[i].comm_count;
     if (n == 0) return 0;
     sp__pb_comm **ptrs = sp__pb_scratch_alloc(s, sizeof *ptrs * n);
     sp__pb_comm *comms = sp__pb_scratch_alloc(s, sizeof *comms * n);

@@ -43,7 +43,8 @@ static void sanitize(sp_result *r)
         }
         for (size_t k = 0; k < t->mem_count; k++) t->mems[k].ts_ns = clamp_ns(t->mems[k].ts_ns);
         for (size_t k = 0; k < t->op_count; k++) t->ops[k].ts_ns = clamp_ns(t->ops[k].ts_ns);
-        for (size_t k = 0; k < t->comm_count; k++) t->comms[k].ts_ns = clamp_ns(t->comms[k].ts_ns);
+        for (size_t k = 0; k < t->comm_count; k++)
+            t->comms[k].ts_ns = clamp_ns(t->comms[k].ts_ns);
     }
     for (size_t d = 0; d < r->device_count; d++) {
         sp__device_rec *dev = &r->devices[d];
@@ -342,9 +343,12 @@ sp_status sp__builder_finish(sp__builder *b, int keep_counters, const char *path
         sp__thread *t = &r->threads[i];
         for (size_t k = 0; k < t->count; k++) t->events[k].flags &= (uint8_t)~SP_EVENT_FLAG_OVERLAP;
         overlaps += sp__tree_build(t->events, t->count);
-        if (sort_by_time((void **)&t->mems, t->mem_count, sizeof *t->mems, offsetof(sp__mem_event, ts_ns)) != 0 ||
-            sort_by_time((void **)&t->ops, t->op_count, sizeof *t->ops, offsetof(sp__op_supplement, ts_ns)) != 0 ||
-            sort_by_time((void **)&t->comms, t->comm_count, sizeof *t->comms, offsetof(sp__comm, ts_ns)) != 0)
+        if (sort_by_time((void **)&t->mems, t->mem_count, sizeof *t->mems,
+                         offsetof(sp__mem_event, ts_ns)) != 0 ||
+            sort_by_time((void **)&t->ops, t->op_count, sizeof *t->ops,
+                         offsetof(sp__op_supplement, ts_ns)) != 0 ||
+            sort_by_time((void **)&t->comms, t->comm_count, sizeof *t->comms,
+                         offsetof(sp__comm, ts_ns)) != 0)
             goto nomem;
         t->events = trim(t->events, t->count, sizeof *t->events);
         t->cap = t->count;

@@ -33,13 +33,16 @@ int sp__json_read_dist(sp__jlex *lx, sp_result *r)
     while (more == 1) {
         char key[24];
         if (sp__jlex_string(lx) != 0) return -1;
-        snprintf(key, sizeof key, "%s", lx->tok.len < sizeof key && lx->tok.data ? lx->tok.data : "");
+        snprintf(key, sizeof key, "%s",
+                 lx->tok.len < sizeof key && lx->tok.data ? lx->tok.data : "");
         if (sp__jlex_expect(lx, ':') != 0) return -1;
         int c = sp__jlex_peek(lx);
         if (c == '"') {
             if (sp__jlex_string(lx) != 0) return -1;
-            if (strcmp(key, "hostname") == 0) take_text(lx, m->hostname, sizeof m->hostname);
-            else if (strcmp(key, "job") == 0) take_text(lx, m->job, sizeof m->job);
+            if (strcmp(key, "hostname") == 0)
+                take_text(lx, m->hostname, sizeof m->hostname);
+            else if (strcmp(key, "job") == 0)
+                take_text(lx, m->job, sizeof m->job);
             else if (strcmp(key, "backend") == 0 && sp__dist_backend_ok(lx->tok.data))
                 take_text(lx, m->dist_backend, sizeof m->dist_backend);
         } else if (c >= '0' && c <= '9') {
@@ -87,9 +90,12 @@ void sp__comm_args_reset(sp__comm_args *a)
 
 void sp__comm_arg_number(sp__comm_args *a, const char *key, int64_t v)
 {
-    if (strcmp(key, "Group size") == 0 && v > 0) a->group_size = v, a->any = 1;
-    else if (strcmp(key, "bytes") == 0 && v >= 0) a->bytes = v, a->any = 1;
-    else if (strcmp(key, "seq") == 0 && v >= 0) a->seq = v, a->any = 1;
+    if (strcmp(key, "Group size") == 0 && v > 0)
+        a->group_size = v, a->any = 1;
+    else if (strcmp(key, "bytes") == 0 && v >= 0)
+        a->bytes = v, a->any = 1;
+    else if (strcmp(key, "seq") == 0 && v >= 0)
+        a->seq = v, a->any = 1;
 }
 
 int sp__comm_arg_string(sp__comm_args *a, const char *key, const char *v, size_t len)

@@ -255,7 +255,8 @@ static int read_args(jloader *l)
             if (sp__jlex_string(lx) != 0) return -1;
             if (sp__paddle_arg_string(&e->pa, l->key, lx->tok.data ? lx->tok.data : "",
                                       lx->tok.len) != 0 ||
-                sp__comm_arg_string(&e->comm, l->key, lx->tok.data ? lx->tok.data : "", lx->tok.len) != 0)
+                sp__comm_arg_string(&e->comm, l->key, lx->tok.data ? lx->tok.data : "",
+                                    lx->tok.len) != 0)
                 return nomem(l);
         } else if (first && (c == '-' || (c >= '0' && c <= '9'))) {
             if (sp__jlex_number(lx) != 0) return -1;
@@ -384,7 +385,8 @@ static int add_range(jloader *l, int instant, int type_from_cat)
     ev->end_ns = end;
     if (instant) ev->flags = SP_EVENT_FLAG_INSTANT;
     if (exact) sp__paddle_keep_length(ev, e->dur);
-    if (type == SP_EVENT_COMMUNICATION && !instant && sp__comm_args_add(&l->b, t, &e->comm, start) != 0)
+    if (type == SP_EVENT_COMMUNICATION && !instant &&
+        sp__comm_args_add(&l->b, t, &e->comm, start) != 0)
         return nomem(l);
     return 0;
 }
@@ -768,7 +770,8 @@ static void rebase(jloader *l)
             if (t->events[k].end_ns > hi) hi = t->events[k].end_ns;
         }
         for (size_t k = 0; k < t->mem_count; k++) t->mems[k].ts_ns = sat_add(t->mems[k].ts_ns, base);
-        for (size_t k = 0; k < t->comm_count; k++) t->comms[k].ts_ns = sat_add(t->comms[k].ts_ns, base);
+        for (size_t k = 0; k < t->comm_count; k++)
+            t->comms[k].ts_ns = sat_add(t->comms[k].ts_ns, base);
         for (size_t k = 0; k < t->runtime_count; k++) {
             t->runtimes[k].start_ns = sat_add(t->runtimes[k].start_ns, base);
             t->runtimes[k].end_ns = sat_add(t->runtimes[k].end_ns, base);

@@ -34,7 +34,8 @@ int sp__pb_read_dist(sp__builder *b, const sp__pb_trees *m)
         sp__thread *t = sp__builder_thread(b, p->thread_id);
         sp__comm *c = t ? sp__builder_comm(b, t) : NULL;
         if (!c) return -1;
-        const char *coll = p->collective ? p->collective : "", *group = p->process_group ? p->process_group : "";
+        const char *coll = p->collective ? p->collective : "",
+                   *group = p->process_group ? p->process_group : "";
         c->ts_ns = p->timestamp_ns;
         c->collective = sp__names_from_bytes(&b->r->names, coll, strlen(coll));
         c->group = sp__names_from_bytes(&b->r->names, group, strlen(group));

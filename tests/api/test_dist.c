@@ -14,15 +14,28 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const VARS[] = {
-    "RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE",
-    "LOCAL_RANK", "LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE",
-    "TORCHELASTIC_RUN_ID", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID", "MASTER_ADDR", "MASTER_PORT",
-    "STEPPROF_DIST_BACKEND", "PADDLE_DISTRI_BACKEND"};
+static const char *const VARS[] = {"RANK",
+                                   "WORLD_SIZE",
+                                   "OMPI_COMM_WORLD_RANK",
+                                   "OMPI_COMM_WORLD_SIZE",
+                                   "PMI_RANK",
+                                   "PMI_SIZE",
+                                   "LOCAL_RANK",
+                                   "LOCAL_WORLD_SIZE",
+                                   "OMPI_COMM_WORLD_LOCAL_RANK",
+                                   "OMPI_COMM_WORLD_LOCAL_SIZE",
+                                   "TORCHELASTIC_RUN_ID",
+                                   "OMPI_MCA_ess_base_jobid",
+                                   "SLURM_JOB_ID",
+                                   "MASTER_ADDR",
+                                   "MASTER_PORT",
+                                   "STEPPROF_DIST_BACKEND",
+                                   "PADDLE_DISTRI_BACKEND"};
 
 static void clear_env(void)
 {
-    for (size_t i = 0; i < sizeof VARS / sizeof *VARS; i++) unsetenv(VARS[i]);
+    for (size_t i = 0; i < sizeof VARS / sizeof *VARS; i++)
+        unsetenv(VARS[i]);
 }
 
 static void set_env(const char *pairs)
@@ -39,7 +52,8 @@ static void set_env(const char *pairs)
     }
 }
 
-static void check_meta(const char *env, long rank, long world, long lrank, long lworld, const char *job)
+static void check_meta(const char *env, long rank, long world, long lrank, long lworld,
+                       const char *job)
 {
     set_env(env);
     sp__span_meta m;
@@ -64,8 +78,9 @@ static void test_dist_meta_from_the_launcher(void)
     check_meta("OMPI_COMM_WORLD_RANK=3 OMPI_COMM_WORLD_SIZE=4 OMPI_COMM_WORLD_LOCAL_RANK=1 "
                "OMPI_COMM_WORLD_LOCAL_SIZE=2 OMPI_MCA_ess_base_jobid=1234 SLURM_JOB_ID=99",
                3, 4, 1, 2, "1234");
-    check_meta("RANK=1 WORLD_SIZE=2 TORCHELASTIC_RUN_ID=none SLURM_JOB_ID=99 MASTER_ADDR=h MASTER_PORT=1",
-               1, 2, 1, 2, "none");
+    check_meta(
+        "RANK=1 WORLD_SIZE=2 TORCHELASTIC_RUN_ID=none SLURM_JOB_ID=99 MASTER_ADDR=h MASTER_PORT=1",
+        1, 2, 1, 2, "none");
     check_meta("RANK=1 WORLD_SIZE=2 SLURM_JOB_ID=99 MASTER_ADDR=h MASTER_PORT=1", 1, 2, 1, 2, "99");
     check_meta("RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500", 1, 2, 1, 2,
                "127.0.0.1:29500");
@@ -189,9 +204,10 @@ static void test_dist_result_carries_rank_and_collectives(void)
             char *text = slurp(path);
             CHECK(text != NULL);
             /* HTA's "rank":\s+(\d+) finds distributedInfo's rank first. */
-            CHECK(text && strstr(text, "\"distributedInfo\":{\"backend\": \"mpi\", \"rank\": 3, "
-                                       "\"world_size\": 4, \"local_rank\": 1, \"local_world_size\": 2, "
-                                       "\"hostname\": "));
+            CHECK(text &&
+                  strstr(text, "\"distributedInfo\":{\"backend\": \"mpi\", \"rank\": 3, "
+                               "\"world_size\": 4, \"local_rank\": 1, \"local_world_size\": 2, "
+                               "\"hostname\": "));
             CHECK(text && strstr(text, ", \"job\": \"job-7\"},\n"));
             CHECK(text && strstr(text, "\"Collective name\":\"allreduce\",\"Process Group Name\":"
                                        "\"world\",\"Group size\":4,\"bytes\":4096,\"seq\":5,"
@@ -239,9 +255,10 @@ static void test_dist_older_json_defaults(void)
     int fd = mkstemps(path, 5);
     CHECK(fd >= 0);
     if (fd < 0) return;
-    const char text[] = "{\"distributedInfo\":{\"backend\": \"gloo\", \"rank\": 2, \"world_size\": 4},\n"
-                        "\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"a\","
-                        "\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2}]}\n";
+    const char text[] =
+        "{\"distributedInfo\":{\"backend\": \"gloo\", \"rank\": 2, \"world_size\": 4},\n"
+        "\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"a\","
+        "\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2}]}\n";
     CHECK(write(fd, text, sizeof text - 1) == (ssize_t)(sizeof text - 1));
     close(fd);
     sp_result *r = NULL;

@@ -385,8 +385,8 @@ int cli_info(int argc, char **argv)
     sp_result_dist_info(r, &d);
     printf("rank: %lld of %lld (local %lld of %lld), host: %s, backend: %s, job: %s\n",
            (long long)d.rank, (long long)d.world_size, (long long)d.local_rank,
-           (long long)d.local_world_size, *d.hostname ? d.hostname : "-", *d.backend ? d.backend : "-",
-           *d.job ? d.job : "-");
+           (long long)d.local_world_size, *d.hostname ? d.hostname : "-",
+           *d.backend ? d.backend : "-", *d.job ? d.job : "-");
     size_t threads = sp_result_thread_count(r);
     uint64_t by_type[SP_EVENT_TYPE_COUNT] = {0}, total = 0;
     printf("threads: %zu\n", threads);
