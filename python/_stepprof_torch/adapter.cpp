@@ -13,6 +13,7 @@
 #include <ATen/record_function.h>
 #include <c10/core/Allocator.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -42,6 +43,8 @@ at::CallbackHandle handle;
 int enabled;      /* enable() calls not yet disabled; under the GIL */
 int shapes_asked; /* of those, the ones with record_shapes or with_flops */
 int flops_asked;  /* of those, the ones with with_flops */
+int comms_asked;  /* of those, the ones in a run with a torch.distributed process group */
+bool with_comms;  /* collectives' records are logged */
 bool with_flops;  /* FLOPs computed for the ops logged */
 bool with_inputs; /* the registered callback takes the inputs */
 
@@ -92,12 +95,23 @@ struct Op {
     const char *name; /* interned (it names the op's range to the span), or "" */
     uint64_t flops;   /* with_flops: torch's count; else 0 */
 };
+/* A torch.distributed collective (a c10d:: operator), read from its
+ * inputs as Kineto reads record_param_comms': the process group's name and
+ * size, its sequence number for the group (the same on every rank for the
+ * same collective), and the bytes of the first tensor input. */
+struct Comm {
+    int64_t time_ns;
+    char collective[32]; /* the operator's name less "c10d::" and '_' around it */
+    std::string group;
+    int64_t group_size = 0, bytes = -1, seq = -1;
+};
 struct ShapeLog {
     std::mutex lock; /* the thread appends, the collecting thread takes */
     uint64_t tid = 0;
     std::vector<Op> ops;
     std::vector<Input> inputs;
     std::vector<int64_t> dims;
+    std::vector<Comm> comms;
 };
 std::mutex logs_lock;
 std::vector<std::shared_ptr<ShapeLog>> logs; /* kept after their threads end */
@@ -160,6 +174,50 @@ void log_inputs(const at::RecordFunction &fn, const char *interned_name)
                           interned_name ? interned_name : "", flops});
 }
 
+int64_t now_ns()
+{
+    timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+int64_t tensor_bytes(const at::Tensor &t)
+{
+    return t.defined() ? (int64_t)(t.numel() * (int64_t)t.element_size()) : 0;
+}
+
+void log_comm(const at::RecordFunction &fn, const char *name)
+{
+    Comm c;
+    c.time_ns = now_ns();
+    const char *op = name + std::strlen("c10d::");
+    while (*op == '_') op++;
+    size_t n = std::strlen(op);
+    while (n > 0 && op[n - 1] == '_') n--;
+    if (n >= sizeof c.collective) n = sizeof c.collective - 1;
+    std::memcpy(c.collective, op, n);
+    c.collective[n] = '\0';
+    try {
+        for (const c10::IValue &v : fn.inputs()) {
+            if (c.bytes < 0 && v.isTensor()) {
+                c.bytes = tensor_bytes(v.toTensor());
+            } else if (c.bytes < 0 && v.isTensorList()) {
+                c.bytes = 0;
+                for (const at::Tensor &t : v.toTensorList()) c.bytes += tensor_bytes(t);
+            } else if (v.isCustomClass()) {
+                auto pg = v.toCustomClass<c10d::ProcessGroup>();
+                c.group = pg->getGroupName();
+                c.group_size = pg->getSize();
+                c.seq = (int64_t)pg->getSequenceNumberForGroup();
+            }
+        }
+    } catch (const std::exception &) { /* not a process group, or a backend without sequence numbers */
+    }
+    ShapeLog *log = my_log();
+    std::lock_guard<std::mutex> g(log->lock);
+    log->comms.push_back(std::move(c));
+}
+
 void clear_logs()
 {
     std::lock_guard<std::mutex> g(logs_lock);
@@ -168,6 +226,7 @@ void clear_logs()
         log->ops.clear();
         log->inputs.clear();
         log->dims.clear();
+        log->comms.clear();
     }
 }
 
@@ -182,6 +241,7 @@ int flush_logs(sp_profiler *prof)
             taken.ops.swap(log->ops);
             taken.inputs.swap(log->inputs);
             taken.dims.swap(log->dims);
+            taken.comms.swap(log->comms);
         }
         std::vector<sp_op_input> inputs(taken.inputs.size());
         for (size_t i = 0; i < inputs.size(); i++) {
@@ -199,6 +259,18 @@ int flush_logs(sp_profiler *prof)
         sp_status st = ops.empty() ? SP_OK : api->add_op_info(prof, ops.data(), ops.size());
         if (st != SP_OK && st != SP_ESTATE) {
             PyErr_Format(PyExc_RuntimeError, "handing torch's input shapes to the span failed (sp_status %d)",
+                         (int)st);
+            return -1;
+        }
+        std::vector<sp_comm_info> comms(taken.comms.size());
+        for (size_t i = 0; i < comms.size(); i++) {
+            const Comm &c = taken.comms[i];
+            comms[i] = sp_comm_info{log->tid, c.time_ns, c.collective, std::strlen(c.collective),
+                                    c.group.data(), c.group.size(), c.group_size, c.bytes, c.seq};
+        }
+        st = comms.empty() ? SP_OK : api->add_comm_info(prof, comms.data(), comms.size());
+        if (st != SP_OK && st != SP_ESTATE) {
+            PyErr_Format(PyExc_RuntimeError, "handing torch's collectives to the span failed (sp_status %d)",
                          (int)st);
             return -1;
         }
@@ -283,7 +355,8 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
         api->range_begin(type, e->copy);
     else
         api->range_begin_copy(type, name, std::strlen(name));
-    if (with_inputs) log_inputs(fn, e ? e->copy : nullptr);
+    if (with_comms && type == SP_EVENT_COMMUNICATION && starts_with(name, "c10d::")) log_comm(fn, name);
+    if (with_inputs && shapes_asked > 0) log_inputs(fn, e ? e->copy : nullptr);
     return nullptr;
 }
 
@@ -395,7 +468,7 @@ void pop_reporter()
 /* (Re)registers the callback, taking the inputs while any enable() asked. */
 int register_callback()
 {
-    bool inputs = shapes_asked > 0;
+    bool inputs = shapes_asked > 0 || comms_asked > 0;
     if (handle && inputs == with_inputs) return 0;
     if (handle) at::removeCallback(handle);
     handle = 0;
@@ -409,13 +482,16 @@ int register_callback()
     return 0;
 }
 
-/* enable(record_shapes=False, profile_memory=False) -> bool: whether the
- * memory reports come (False with profile_memory when torch.profiler holds
- * them). */
+/* enable(record_shapes=False, profile_memory=False, with_flops=False,
+ * comms=False) -> bool: whether the memory reports come (False with
+ * profile_memory when torch.profiler holds them). comms: collectives are
+ * logged (log_comm), which makes the callback take every op's inputs, as
+ * record_shapes does; the Python side asks for it once torch.distributed
+ * has a process group. */
 PyObject *enable(PyObject *, PyObject *args)
 {
-    int shapes = 0, memory = 0, flops = 0;
-    if (!PyArg_ParseTuple(args, "|ppp:enable", &shapes, &memory, &flops)) return nullptr;
+    int shapes = 0, memory = 0, flops = 0, comms = 0;
+    if (!PyArg_ParseTuple(args, "|pppp:enable", &shapes, &memory, &flops, &comms)) return nullptr;
     shapes = shapes || flops; /* FLOPs come from the inputs */
     if (!api) {
         PyErr_SetString(PyExc_RuntimeError, "attach() first");
@@ -424,12 +500,16 @@ PyObject *enable(PyObject *, PyObject *args)
     enabled++;
     shapes_asked += shapes;
     flops_asked += flops;
+    comms_asked += comms;
     with_flops = flops_asked > 0;
+    with_comms = comms_asked > 0;
     if (register_callback() < 0) {
         enabled--;
         shapes_asked -= shapes;
         flops_asked -= flops;
+        comms_asked -= comms;
         with_flops = flops_asked > 0;
+        with_comms = comms_asked > 0;
         return nullptr;
     }
     if (!memory) Py_RETURN_FALSE;
@@ -437,19 +517,21 @@ PyObject *enable(PyObject *, PyObject *args)
     return PyBool_FromLong(push_reporter() || (reporter && reporter->on.load()));
 }
 
-/* disable(record_shapes=False, profiler_handle=None, profile_memory=False):
- * undoes one enable(); with a handle, the shapes logged so far go to that
- * profiler's span. */
+/* disable(record_shapes=False, profiler_handle=None, profile_memory=False,
+ * with_flops=False, comms=False): undoes one enable(); with a handle, the
+ * shapes and collectives logged so far go to that profiler's span. */
 PyObject *disable(PyObject *, PyObject *args)
 {
-    int shapes = 0, memory = 0, flops = 0;
+    int shapes = 0, memory = 0, flops = 0, comms = 0;
     PyObject *target = Py_None;
-    if (!PyArg_ParseTuple(args, "|pOpp:disable", &shapes, &target, &memory, &flops)) return nullptr;
+    if (!PyArg_ParseTuple(args, "|pOppp:disable", &shapes, &target, &memory, &flops, &comms))
+        return nullptr;
     if (enabled == 0) Py_RETURN_NONE;
     shapes = shapes || flops;
     enabled--;
     shapes_asked -= shapes && shapes_asked > 0;
     flops_asked -= flops && flops_asked > 0;
+    comms_asked -= comms && comms_asked > 0;
     if (memory && memory_asked > 0 && --memory_asked == 0) pop_reporter();
     int rc = 0;
     if (target != Py_None) {
@@ -461,9 +543,11 @@ PyObject *disable(PyObject *, PyObject *args)
         handle = 0;
         with_inputs = false;
         with_flops = false;
+        with_comms = false;
         clear_logs();
-    } else if (register_callback() < 0) {
-        rc = -1;
+    } else {
+        with_comms = comms_asked > 0;
+        if (register_callback() < 0) rc = -1;
     }
     if (rc < 0) return nullptr;
     Py_RETURN_NONE;
@@ -481,8 +565,8 @@ PyObject *forget_after_fork(PyObject *, PyObject *)
 {
     if (handle) at::removeCallback(handle);
     handle = 0;
-    enabled = shapes_asked = flops_asked = memory_asked = 0;
-    with_inputs = with_flops = false;
+    enabled = shapes_asked = flops_asked = comms_asked = memory_asked = 0;
+    with_inputs = with_flops = with_comms = false;
     if (reporter) {
         reporter->on.store(false);
         try { /* the forking thread pushed it: it is this thread now */
@@ -522,11 +606,12 @@ PyObject *floor_off(PyObject *, PyObject *)
 PyMethodDef methods[] = {
     {"attach", attach, METH_O, "attach(capsule): record through stepprof._core's recording calls."},
     {"enable", enable, METH_VARARGS,
-     "enable(record_shapes=False, profile_memory=False, with_flops=False): registers the "
+     "enable(record_shapes=False, profile_memory=False, with_flops=False, comms=False): registers the "
      "RecordFunction callback (counted), and with profile_memory takes torch's memory reports on "
      "this thread; returns whether they come."},
     {"disable", disable, METH_VARARGS,
-     "disable(record_shapes=False, profiler_handle=None, profile_memory=False, with_flops=False): "
+     "disable(record_shapes=False, profiler_handle=None, profile_memory=False, with_flops=False, "
+     "comms=False): "
      "undoes one "
      "enable(), handing the input shapes logged so far to the profiler's span; the last one "
      "removes the callback."},
