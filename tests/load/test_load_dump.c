@@ -63,8 +63,15 @@ static void make_dump(void)
     o.save_on_crash = true;
     o.crash_path = dump_path;
     sp_profiler *p = NULL;
+    /* The dump keeps where it ran, as the launcher said when it was armed. */
+    setenv("RANK", "2", 1);
+    setenv("WORLD_SIZE", "4", 1);
+    setenv("OMPI_MCA_ess_base_jobid", "77", 1);
     CHECK_OK(sp_profiler_create(&o, &p));
     CHECK_OK(sp_profiler_start(p));
+    unsetenv("RANK");
+    unsetenv("WORLD_SIZE");
+    unsetenv("OMPI_MCA_ess_base_jobid");
     for (int i = 0; i < 10; i++) {
         sp_range_begin(SP_EVENT_OPERATOR, "op");
         sp_range_begin_copy(SP_EVENT_USER_DEFINED, "copy", 4);
@@ -115,6 +122,17 @@ static void test_load_dump_reads_the_span(void)
     CHECK_EQ(10, loss);
     CHECK_EQ(1, forward);
     CHECK_U64_EQ(1, sp_result_counter(r, SP_COUNTER_UNCLOSED_RANGES));
+    sp_dist_info d;
+    sp_result_dist_info(r, &d);
+    CHECK_EQ(2, d.rank);
+    CHECK_EQ(4, d.world_size);
+    CHECK_EQ(2, d.local_rank);
+    CHECK_EQ(4, d.local_world_size);
+    CHECK_STR_EQ("77", d.job);
+    CHECK_STR_EQ("gloo", d.backend);
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    CHECK_STR_EQ(host, d.hostname);
     sp_result_release(r);
 }
 
