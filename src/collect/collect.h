@@ -155,8 +155,9 @@ void sp__dist_meta_fill(sp__span_meta *m, const char *named_backend);
  * the local rank and size those of the world. */
 void sp__dist_meta_default(sp__span_meta *m);
 /* The rank and world size of the launcher's environment (RANK, WORLD_SIZE,
- * OMPI_COMM_WORLD_*, PMI_*, then LOCAL_RANK / LOCAL_WORLD_SIZE); 0 of 1 by
- * default. Returns 1 if a rank variable was set. */
+ * OMPI_COMM_WORLD_*, PMI_*, PADDLE_TRAINER_ID / PADDLE_TRAINERS_NUM, then
+ * LOCAL_RANK / LOCAL_WORLD_SIZE); 0 of 1 by default. Returns 1 if a rank
+ * variable was set. */
 int sp__dist_info(long *rank, long *world_size);
 /* Whether s is a backend name distributedInfo may hold: 1 to
  * SP__DIST_BACKEND_MAX - 1 of letters, digits, '_', '-', ':' and ',' (so

@@ -25,16 +25,17 @@ static long env_number(const char *const *names)
 
 /* The process's rank and world size as launchers give them: torchrun and
  * torch.distributed (RANK, WORLD_SIZE), Open MPI (OMPI_COMM_WORLD_*), MPICH
- * and Slurm's PMI (PMI_*); LOCAL_RANK / LOCAL_WORLD_SIZE only where no global
+ * and Slurm's PMI (PMI_*), paddle.distributed.launch (PADDLE_TRAINER_ID,
+ * PADDLE_TRAINERS_NUM); LOCAL_RANK / LOCAL_WORLD_SIZE only where no global
  * one is set (a single-node launcher). Values that are not plain integers are
  * skipped. A world size that cannot hold the rank becomes rank + 1. Returns 1
  * if a rank variable was set, 0 for the default rank 0 of 1. */
 int sp__dist_info(long *rank, long *world_size)
 {
     static const char *const rank_vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
-                                            "LOCAL_RANK", NULL};
+                                            "PADDLE_TRAINER_ID", "LOCAL_RANK", NULL};
     static const char *const size_vars[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
-                                            "LOCAL_WORLD_SIZE", NULL};
+                                            "PADDLE_TRAINERS_NUM", "LOCAL_WORLD_SIZE", NULL};
     long r = env_number(rank_vars), w = env_number(size_vars);
     *rank = r < 0 ? 0 : r;
     *world_size = w < 1 ? 1 : w;
@@ -67,7 +68,8 @@ static void copy_whole(char *dst, size_t size, const char *s)
 
 /* The launcher's job identity (trace-format.md, distributedInfo): the
  * first of TORCHELASTIC_RUN_ID, OMPI_MCA_ess_base_jobid and SLURM_JOB_ID,
- * else MASTER_ADDR:MASTER_PORT, else "". */
+ * else MASTER_ADDR:MASTER_PORT, else paddle.distributed.launch's
+ * PADDLE_MASTER (its rendezvous address, "host:port"), else "". */
 static void job_id(char *out, size_t size)
 {
     static const char *const vars[] = {"TORCHELASTIC_RUN_ID", "OMPI_MCA_ess_base_jobid",
@@ -78,7 +80,10 @@ static void job_id(char *out, size_t size)
     }
     const char *addr = getenv("MASTER_ADDR"), *port = getenv("MASTER_PORT");
     out[0] = '\0';
-    if (!addr || !*addr || !port || !*port) return;
+    if (!addr || !*addr || !port || !*port) {
+        copy_whole(out, size, getenv("PADDLE_MASTER"));
+        return;
+    }
     char both[SP__DIST_JOB_MAX + 1];
     int n = snprintf(both, sizeof both, "%s:%s", addr, port);
     if (n > 0 && (size_t)n < size) memcpy(out, both, (size_t)n + 1);
@@ -86,9 +91,10 @@ static void job_id(char *out, size_t size)
 
 void sp__dist_meta_fill(sp__span_meta *m, const char *named_backend)
 {
-    static const char *const local_rank_vars[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", NULL};
+    static const char *const local_rank_vars[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+                                                  "PADDLE_LOCAL_RANK", NULL};
     static const char *const local_size_vars[] = {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE",
-                                                  NULL};
+                                                  "PADDLE_LOCAL_SIZE", NULL};
     static const char *const backend_vars[] = {"STEPPROF_DIST_BACKEND", "PADDLE_DISTRI_BACKEND",
                                                NULL};
     long rank, world_size;

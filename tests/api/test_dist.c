@@ -30,7 +30,12 @@ static const char *const VARS[] = {"RANK",
                                    "MASTER_ADDR",
                                    "MASTER_PORT",
                                    "STEPPROF_DIST_BACKEND",
-                                   "PADDLE_DISTRI_BACKEND"};
+                                   "PADDLE_DISTRI_BACKEND",
+                                   "PADDLE_TRAINER_ID",
+                                   "PADDLE_TRAINERS_NUM",
+                                   "PADDLE_LOCAL_RANK",
+                                   "PADDLE_LOCAL_SIZE",
+                                   "PADDLE_MASTER"};
 
 static void clear_env(void)
 {
@@ -86,6 +91,13 @@ static void test_dist_meta_from_the_launcher(void)
                "127.0.0.1:29500");
     check_meta("RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1", 1, 2, 1, 2, ""); /* half an address */
     check_meta("LOCAL_RANK=3 LOCAL_WORLD_SIZE=2", 3, 4, 3, 4, ""); /* a size too small grows */
+    /* paddle.distributed.launch's variables, after the others. */
+    check_meta("PADDLE_TRAINER_ID=1 PADDLE_TRAINERS_NUM=4 PADDLE_LOCAL_RANK=1 PADDLE_LOCAL_SIZE=2 "
+               "PADDLE_MASTER=127.0.0.1:6170",
+               1, 4, 1, 2, "127.0.0.1:6170");
+    check_meta("RANK=2 WORLD_SIZE=8 PADDLE_TRAINER_ID=1 PADDLE_TRAINERS_NUM=4 MASTER_ADDR=a "
+               "MASTER_PORT=1 PADDLE_MASTER=b:2",
+               2, 8, 2, 8, "a:1");
 }
 
 static sp_profiler *make(void)
