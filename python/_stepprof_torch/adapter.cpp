@@ -186,6 +186,41 @@ int64_t tensor_bytes(const at::Tensor &t)
     return t.defined() ? (int64_t)(t.numel() * (int64_t)t.element_size()) : 0;
 }
 
+/* torch's ProcessGroup class, or null where torch.distributed registered
+ * none. Inputs are matched against it before any cast: a failed cast
+ * throws, and torch's exceptions take a backtrace (tens of microseconds). */
+const c10::Type *process_group_type()
+{
+    static const c10::Type *type = []() -> const c10::Type * {
+        try {
+            return c10::getCustomClassType<c10::intrusive_ptr<c10d::ProcessGroup>>().get();
+        } catch (const std::exception &) {
+            return nullptr;
+        }
+    }();
+    return type;
+}
+
+/* A backend without sequence numbers throws each time: asked once. */
+std::atomic<bool> no_seq{false};
+
+void read_group(const c10::IValue &v, Comm *c)
+{
+    try {
+        auto pg = v.toCustomClass<c10d::ProcessGroup>();
+        c->group = pg->getGroupName();
+        c->group_size = pg->getSize();
+        if (!no_seq.load(std::memory_order_relaxed)) {
+            try {
+                c->seq = (int64_t)pg->getSequenceNumberForGroup();
+            } catch (const std::exception &) {
+                no_seq.store(true, std::memory_order_relaxed);
+            }
+        }
+    } catch (const std::exception &) { /* left unknown */
+    }
+}
+
 void log_comm(const at::RecordFunction &fn, const char *name)
 {
     Comm c;
@@ -197,21 +232,16 @@ void log_comm(const at::RecordFunction &fn, const char *name)
     if (n >= sizeof c.collective) n = sizeof c.collective - 1;
     std::memcpy(c.collective, op, n);
     c.collective[n] = '\0';
-    try {
-        for (const c10::IValue &v : fn.inputs()) {
-            if (c.bytes < 0 && v.isTensor()) {
-                c.bytes = tensor_bytes(v.toTensor());
-            } else if (c.bytes < 0 && v.isTensorList()) {
-                c.bytes = 0;
-                for (const at::Tensor &t : v.toTensorList()) c.bytes += tensor_bytes(t);
-            } else if (v.isCustomClass()) {
-                auto pg = v.toCustomClass<c10d::ProcessGroup>();
-                c.group = pg->getGroupName();
-                c.group_size = pg->getSize();
-                c.seq = (int64_t)pg->getSequenceNumberForGroup();
-            }
+    const c10::Type *pg_type = process_group_type();
+    for (const c10::IValue &v : fn.inputs()) {
+        if (c.bytes < 0 && v.isTensor()) {
+            c.bytes = tensor_bytes(v.toTensor());
+        } else if (c.bytes < 0 && v.isTensorList()) {
+            c.bytes = 0;
+            for (const at::Tensor &t : v.toTensorList()) c.bytes += tensor_bytes(t);
+        } else if (pg_type && v.isObject() && v.type().get() == pg_type) {
+            read_group(v, &c);
         }
-    } catch (const std::exception &) { /* not a process group, or a backend without sequence numbers */
     }
     ShapeLog *log = my_log();
     std::lock_guard<std::mutex> g(log->lock);
