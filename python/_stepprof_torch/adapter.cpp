@@ -64,6 +64,8 @@ sp_event_type type_of(at::RecordScope scope, const char *name)
     case at::RecordScope::USER_SCOPE:
         if (starts_with(name, "enumerate(DataLoader)")) return SP_EVENT_DATALOADER;
         if (starts_with(name, "Optimizer.")) return SP_EVENT_OPTIMIZATION;
+        /* A process group's work as it runs (gloo's worker threads). */
+        if (starts_with(name, "gloo:") || starts_with(name, "nccl:")) return SP_EVENT_COMMUNICATION;
         return SP_EVENT_USER_DEFINED;
     case at::RecordScope::BACKWARD_FUNCTION:
         return SP_EVENT_OPERATOR; /* an autograd node: the engine's range around it is below */
@@ -104,6 +106,7 @@ struct Comm {
     char collective[32]; /* the operator's name less "c10d::" and '_' around it */
     std::string group;
     int64_t group_size = 0, bytes = -1, seq = -1;
+    bool moved = false; /* handed to the work's range (take_pending): not flushed */
 };
 struct ShapeLog {
     std::mutex lock; /* the thread appends, the collecting thread takes */
@@ -186,6 +189,60 @@ int64_t tensor_bytes(const at::Tensor &t)
     return t.defined() ? (int64_t)(t.numel() * (int64_t)t.element_size()) : 0;
 }
 
+/* A collective's work runs later, on a backend's thread (gloo's workers),
+ * in a range of its own ("gloo:all_reduce") that ends when the collective
+ * is done, where the c10d:: operator's range ended when it was queued. The
+ * record goes to the work's range, which is what other ranks wait in: it is
+ * found by its first tensor, the operator's, oldest first (DDP reuses a
+ * bucket's tensor every step, but waits for one step's work before the
+ * next). Records no work claims stay with their operator. */
+struct Pending {
+    const void *data;
+    std::shared_ptr<ShapeLog> log;
+    size_t index; /* in log->comms */
+};
+std::mutex pending_lock;
+std::vector<Pending> pending; /* oldest first, at most PENDING_MAX */
+constexpr size_t PENDING_MAX = 1024;
+
+const void *first_data(const at::RecordFunction &fn)
+{
+    for (const c10::IValue &v : fn.inputs()) {
+        if (v.isTensor()) return v.toTensor().defined() ? v.toTensor().data_ptr() : nullptr;
+        if (v.isTensorList()) {
+            for (const at::Tensor &t : v.toTensorList()) return t.defined() ? t.data_ptr() : nullptr;
+            return nullptr;
+        }
+    }
+    return nullptr;
+}
+
+/* The work range fn now beginning on this thread takes the record of the
+ * operator that queued it, if one is pending. */
+void take_pending(const at::RecordFunction &fn)
+{
+    const void *data = first_data(fn);
+    if (!data) return;
+    Comm c;
+    {
+        std::lock_guard<std::mutex> g(pending_lock);
+        size_t i = 0;
+        while (i < pending.size() && pending[i].data != data) i++;
+        if (i == pending.size()) return;
+        Pending p = pending[i];
+        pending.erase(pending.begin() + (ptrdiff_t)i);
+        std::lock_guard<std::mutex> l(p.log->lock);
+        if (p.index >= p.log->comms.size() || p.log->comms[p.index].moved) return;
+        p.log->comms[p.index].moved = true;
+        c = p.log->comms[p.index];
+    }
+    c.moved = false;
+    c.time_ns = now_ns();
+    ShapeLog *log = my_log();
+    std::lock_guard<std::mutex> g(log->lock);
+    log->comms.push_back(std::move(c));
+}
+
 /* torch's ProcessGroup class, or null where torch.distributed registered
  * none. Inputs are matched against it before any cast: a failed cast
  * throws, and torch's exceptions take a backtrace (tens of microseconds). */
@@ -244,12 +301,25 @@ void log_comm(const at::RecordFunction &fn, const char *name)
         }
     }
     ShapeLog *log = my_log();
-    std::lock_guard<std::mutex> g(log->lock);
-    log->comms.push_back(std::move(c));
+    size_t index;
+    {
+        std::lock_guard<std::mutex> g(log->lock);
+        index = log->comms.size();
+        log->comms.push_back(std::move(c));
+    }
+    const void *data = first_data(fn);
+    if (!data) return;
+    std::lock_guard<std::mutex> g(pending_lock);
+    if (pending.size() == PENDING_MAX) pending.erase(pending.begin());
+    pending.push_back(Pending{data, thread_log, index});
 }
 
 void clear_logs()
 {
+    {
+        std::lock_guard<std::mutex> g(pending_lock);
+        pending.clear();
+    }
     std::lock_guard<std::mutex> g(logs_lock);
     for (auto &log : logs) {
         std::lock_guard<std::mutex> l(log->lock);
@@ -292,11 +362,11 @@ int flush_logs(sp_profiler *prof)
                          (int)st);
             return -1;
         }
-        std::vector<sp_comm_info> comms(taken.comms.size());
-        for (size_t i = 0; i < comms.size(); i++) {
-            const Comm &c = taken.comms[i];
-            comms[i] = sp_comm_info{log->tid, c.time_ns, c.collective, std::strlen(c.collective),
-                                    c.group.data(), c.group.size(), c.group_size, c.bytes, c.seq};
+        std::vector<sp_comm_info> comms;
+        for (const Comm &c : taken.comms) {
+            if (c.moved) continue;
+            comms.push_back(sp_comm_info{log->tid, c.time_ns, c.collective, std::strlen(c.collective),
+                                         c.group.data(), c.group.size(), c.group_size, c.bytes, c.seq});
         }
         st = comms.empty() ? SP_OK : api->add_comm_info(prof, comms.data(), comms.size());
         if (st != SP_OK && st != SP_ESTATE) {
@@ -385,7 +455,12 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
         api->range_begin(type, e->copy);
     else
         api->range_begin_copy(type, name, std::strlen(name));
-    if (with_comms && type == SP_EVENT_COMMUNICATION && starts_with(name, "c10d::")) log_comm(fn, name);
+    if (with_comms && type == SP_EVENT_COMMUNICATION) {
+        if (starts_with(name, "c10d::"))
+            log_comm(fn, name);
+        else
+            take_pending(fn);
+    }
     if (with_inputs && shapes_asked > 0) log_inputs(fn, e ? e->copy : nullptr);
     return nullptr;
 }
@@ -608,6 +683,8 @@ PyObject *forget_after_fork(PyObject *, PyObject *)
     }
     new (&logs_lock) std::mutex();
     new (&logs) std::vector<std::shared_ptr<ShapeLog>>();
+    new (&pending_lock) std::mutex();
+    new (&pending) std::vector<Pending>();
     new (&thread_log) std::shared_ptr<ShapeLog>();
     Py_RETURN_NONE;
 }

@@ -3,7 +3,7 @@
 Each names its rank, world size, local rank and size, host, backend and
 torchrun's job; its all-reduces are Communication ranges carrying the
 collective, the process group, the bytes and a seq that is the same on
-every rank for the same collective; and the .json.gz and .pb copies load
+every rank for the same collective, on the range where gloo runs it; and the .json.gz and .pb copies load
 back with the same metadata and collectives."""
 import os
 import socket
@@ -64,9 +64,16 @@ def test_torch_distributed_allreduces_are_typed_collectives(traces):
         comms = comm_ranges(trace)
         allreduces = [e for e in comms if e["args"]["Collective name"] == "allreduce"]
         assert len(allreduces) >= 3, [e["name"] for e in comms]  # one bucket a step at least
+        # The record is on the work's range (gloo's worker thread: where the
+        # collective runs and ends), not on the operator that queued it.
+        ops = [e for e in trace["traceEvents"] if e.get("ph") == "X"
+               and e["name"] == "c10d::allreduce_"]
+        assert ops and all(e["args"]["Event Type"] == "Communication"
+                           and "Collective name" not in e["args"] for e in ops), ops[:2]
         for e in allreduces:
             a = e["args"]
-            assert e["name"] == "c10d::allreduce_"
+            assert e["name"] == "gloo:all_reduce"
+            assert e["tid"] not in {o["tid"] for o in ops}, e
             assert a["Process Group Name"] == "0", a  # the default group
             assert a["Group size"] == RANKS, a
             assert a["bytes"] > 0 and a["bytes"] % 4 == 0, a  # float32 gradients
