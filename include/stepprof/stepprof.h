@@ -1006,13 +1006,14 @@ SP_API void sp_result_span(const sp_result *result, int64_t *start_ns, int64_t *
 SP_API uint32_t sp_result_span_index(const sp_result *result);
 
 /* Where a result's span ran, as a distributed job's launcher and host told
- * the process when the span was collected (or as a loaded file says).
+ * the process when the span was collected (or as a loaded file says); the
+ * variables read are listed in docs/trace-format.md, distributedInfo.
  * Texts are borrowed from the result (or static). */
 typedef struct sp_dist_info {
     int64_t rank;             /* RANK, OMPI_COMM_WORLD_RANK, PMI_RANK...; 0 by default */
     int64_t world_size;       /* 1 in a single process */
-    int64_t local_rank;       /* on its host: LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, else rank */
-    int64_t local_world_size; /* LOCAL_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_SIZE, else world_size */
+    int64_t local_rank;       /* on its host (LOCAL_RANK and the like), else rank */
+    int64_t local_world_size; /* processes on its host (LOCAL_WORLD_SIZE...), else world_size */
     const char *hostname;     /* the recording host's name, "" when unknown */
     const char *backend;      /* "gloo", "nccl", "mpi"...; "" when world_size is 1 */
     const char *job;          /* the launcher's job id (docs/trace-format.md), "" when unknown */
