@@ -23,6 +23,7 @@ all: build
 
 deps:
 	@sh scripts/ensure-deps.sh
+	@sh scripts/ensure-deps.sh mpi || true
 
 $(BUILD)/CMakeCache.txt: | deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)

@@ -38,6 +38,14 @@ if [ "${1:-}" = browser ]; then
     command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 && exit 0
     optional "the HTML report's browser test" "that test" chromium
 fi
+# `ensure-deps.sh mpi`: Open MPI (mpicc, mpirun), for the MPI example and its
+# 4-rank test (tests/examples/mpi_allreduce.sh).
+if [ "${1:-}" = mpi ]; then
+    want=""
+    command -v mpirun >/dev/null 2>&1 || want="$want openmpi-bin"
+    command -v mpicc >/dev/null 2>&1 || want="$want libopenmpi-dev"
+    optional "the MPI example" "its test" $want
+fi
 need() { # need PACKAGE TEST-COMMAND...
     pkg=$1; shift
     "$@" >/dev/null 2>&1 || missing="$missing $pkg"

@@ -791,6 +791,48 @@ typedef struct sp_op_info {
  * Threads: as sp_profiler_add_events. */
 SP_API sp_status sp_profiler_add_op_info(sp_profiler *prof, const sp_op_info *ops, size_t count);
 
+/* What one collective did, for sp_profiler_add_comm_info: it describes the
+ * SP_EVENT_COMMUNICATION range (begun with sp_range_begin as any range) of
+ * thread tid that contains time_ns. */
+typedef struct sp_comm_info {
+    uint64_t tid;           /* the OS thread id of the range's thread; 0: the calling thread */
+    int64_t time_ns;        /* CLOCK_REALTIME inside the range; 0: now */
+    const char *collective; /* collective_len bytes, copied: "allreduce", "broadcast"... */
+    size_t collective_len;
+    const char *group;      /* group_len bytes, copied: the process group ("0"); may be empty */
+    size_t group_len;
+    int64_t group_size;     /* ranks in the group; 0 when unknown */
+    int64_t bytes;          /* what this rank sends in it; -1 when unknown */
+    int64_t seq;            /* its index among this rank's collectives of the group, from 0;
+                               -1 when unknown (readers then count them) */
+} sp_comm_info;
+
+/* Describes collectives of the span being recorded: each is attached, when
+ * the span is collected, to the innermost SP_EVENT_COMMUNICATION range of
+ * its thread containing its time (none: it is dropped), and the trace
+ * writes it as that range's args "Collective name", "Process Group Name",
+ * "Group size", "bytes" and "seq" (docs/trace-format.md); the .pb keeps
+ * them, and loading reads them back. Call it while the range is open, with
+ * tid and time_ns 0, or later with the range's thread and a time inside it.
+ * Times outside the span are counted as out_of_window; texts are cut and
+ * repaired as sp_profiler_add_op_info's.
+ *
+ *     sp_range_begin(SP_EVENT_COMMUNICATION, "MPI_Allreduce");
+ *     sp_comm_info c = {0, 0, "allreduce", 9, "world", 5, size, bytes, seq};
+ *     sp_profiler_add_comm_info(prof, &c, 1);
+ *     MPI_Allreduce(...);
+ *     sp_range_end();
+ *
+ * Errors: SP_EINVAL (NULL profiler, NULL comms with count > 0, a NULL text
+ * with a length > 0: nothing is added), SP_ESTATE (the profiler records no
+ * span now), SP_EBUSY (called from on_trace_ready), SP_ENOMEM (nothing is
+ * added).
+ * Cost: a copy of each record, kept off the range buffers, so ranges that
+ * are not collectives pay nothing.
+ * Threads: as sp_profiler_add_events. */
+SP_API sp_status sp_profiler_add_comm_info(sp_profiler *prof, const sp_comm_info *comms,
+                                           size_t count);
+
 /* Names the distributed backend of the run ("gloo", "nccl", "mpi", ...) for
  * the trace's distributedInfo (docs/trace-format.md section 2, item 3), which
  * otherwise takes it from STEPPROF_DIST_BACKEND or PADDLE_DISTRI_BACKEND, or
@@ -976,6 +1018,24 @@ SP_API void sp_result_span(const sp_result *result, int64_t *start_ns, int64_t *
 
 /* The process-wide index of the span, counting from 0. Threads: any. */
 SP_API uint32_t sp_result_span_index(const sp_result *result);
+
+/* Where a result's span ran, as a distributed job's launcher and host told
+ * the process when the span was collected (or as a loaded file says); the
+ * variables read are listed in docs/trace-format.md, distributedInfo.
+ * Texts are borrowed from the result (or static). */
+typedef struct sp_dist_info {
+    int64_t rank;             /* RANK, OMPI_COMM_WORLD_RANK, PMI_RANK...; 0 by default */
+    int64_t world_size;       /* 1 in a single process */
+    int64_t local_rank;       /* on its host (LOCAL_RANK and the like), else rank */
+    int64_t local_world_size; /* processes on its host (LOCAL_WORLD_SIZE...), else world_size */
+    const char *hostname;     /* the recording host's name, "" when unknown */
+    const char *backend;      /* "gloo", "nccl", "mpi"...; "" when world_size is 1 */
+    const char *job;          /* the launcher's job id (docs/trace-format.md), "" when unknown */
+} sp_dist_info;
+
+/* Describes where the span of result ran; a NULL result gives rank 0 of 1
+ * with empty texts. Threads: any. */
+SP_API void sp_result_dist_info(const sp_result *result, sp_dist_info *out);
 
 /* Writes a result to path; see sp_profiler_export.
  * Errors: SP_ENODATA if result is NULL, SP_EINVAL, SP_ENOMEM, SP_EIO.

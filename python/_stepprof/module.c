@@ -78,6 +78,7 @@ static const spx_record_api record_api = {
     .range_end = sp__range_end,
     .add_op_info = sp_profiler_add_op_info,
     .memory_event = sp__memory_event,
+    .add_comm_info = sp_profiler_add_comm_info,
 };
 
 static PyMethodDef module_methods[] = {

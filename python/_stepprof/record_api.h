@@ -12,7 +12,7 @@
 #define SPX_RECORD_API_CAPSULE "stepprof._core._record_api"
 /* Raised whenever a member is added or changed: an adapter built for another
  * layout refuses the capsule. */
-#define SPX_RECORD_API_VERSION 3u
+#define SPX_RECORD_API_VERSION 4u
 /* The capsule name of stepprof._core.Profiler._handle(): an sp_profiler *. */
 #define SPX_PROFILER_CAPSULE "stepprof._core.profiler"
 
@@ -29,6 +29,8 @@ typedef struct spx_record_api {
     /* sp_memory_event's call: torch's allocators' reports (profile_memory);
      * recorded only while *active has bit 0 (recording). */
     void (*memory_event)(sp_mem_event_type type, const char *place, const sp_mem_info *info);
+    /* sp_profiler_add_comm_info: torch.distributed's collectives. */
+    sp_status (*add_comm_info)(sp_profiler *prof, const sp_comm_info *comms, size_t count);
 } spx_record_api;
 
 #endif

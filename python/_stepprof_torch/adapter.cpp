@@ -13,6 +13,7 @@
 #include <ATen/record_function.h>
 #include <c10/core/Allocator.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -42,6 +43,8 @@ at::CallbackHandle handle;
 int enabled;      /* enable() calls not yet disabled; under the GIL */
 int shapes_asked; /* of those, the ones with record_shapes or with_flops */
 int flops_asked;  /* of those, the ones with with_flops */
+int comms_asked;  /* of those, the ones in a run with a torch.distributed process group */
+bool with_comms;  /* collectives' records are logged */
 bool with_flops;  /* FLOPs computed for the ops logged */
 bool with_inputs; /* the registered callback takes the inputs */
 
@@ -61,6 +64,8 @@ sp_event_type type_of(at::RecordScope scope, const char *name)
     case at::RecordScope::USER_SCOPE:
         if (starts_with(name, "enumerate(DataLoader)")) return SP_EVENT_DATALOADER;
         if (starts_with(name, "Optimizer.")) return SP_EVENT_OPTIMIZATION;
+        /* A process group's work as it runs (gloo's worker threads). */
+        if (starts_with(name, "gloo:") || starts_with(name, "nccl:")) return SP_EVENT_COMMUNICATION;
         return SP_EVENT_USER_DEFINED;
     case at::RecordScope::BACKWARD_FUNCTION:
         return SP_EVENT_OPERATOR; /* an autograd node: the engine's range around it is below */
@@ -92,12 +97,24 @@ struct Op {
     const char *name; /* interned (it names the op's range to the span), or "" */
     uint64_t flops;   /* with_flops: torch's count; else 0 */
 };
+/* A torch.distributed collective (a c10d:: operator), read from its
+ * inputs as Kineto reads record_param_comms': the process group's name and
+ * size, its sequence number for the group (the same on every rank for the
+ * same collective), and the bytes of the first tensor input. */
+struct Comm {
+    int64_t time_ns;
+    char collective[32]; /* the operator's name less "c10d::" and '_' around it */
+    std::string group;
+    int64_t group_size = 0, bytes = -1, seq = -1;
+    bool moved = false; /* handed to the work's range (take_pending): not flushed */
+};
 struct ShapeLog {
     std::mutex lock; /* the thread appends, the collecting thread takes */
     uint64_t tid = 0;
     std::vector<Op> ops;
     std::vector<Input> inputs;
     std::vector<int64_t> dims;
+    std::vector<Comm> comms;
 };
 std::mutex logs_lock;
 std::vector<std::shared_ptr<ShapeLog>> logs; /* kept after their threads end */
@@ -160,14 +177,156 @@ void log_inputs(const at::RecordFunction &fn, const char *interned_name)
                           interned_name ? interned_name : "", flops});
 }
 
+int64_t now_ns()
+{
+    timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+int64_t tensor_bytes(const at::Tensor &t)
+{
+    return t.defined() ? (int64_t)(t.numel() * (int64_t)t.element_size()) : 0;
+}
+
+/* A collective's work runs later, on a backend's thread (gloo's workers),
+ * in a range of its own ("gloo:all_reduce") that ends when the collective
+ * is done, where the c10d:: operator's range ended when it was queued. The
+ * record goes to the work's range, which is what other ranks wait in: it is
+ * found by its first tensor, the operator's, oldest first (DDP reuses a
+ * bucket's tensor every step, but waits for one step's work before the
+ * next). Records no work claims stay with their operator. */
+struct Pending {
+    const void *data;
+    std::shared_ptr<ShapeLog> log;
+    size_t index; /* in log->comms */
+};
+std::mutex pending_lock;
+std::vector<Pending> pending; /* oldest first, at most PENDING_MAX */
+constexpr size_t PENDING_MAX = 1024;
+
+const void *first_data(const at::RecordFunction &fn)
+{
+    for (const c10::IValue &v : fn.inputs()) {
+        if (v.isTensor()) return v.toTensor().defined() ? v.toTensor().data_ptr() : nullptr;
+        if (v.isTensorList()) {
+            for (const at::Tensor &t : v.toTensorList()) return t.defined() ? t.data_ptr() : nullptr;
+            return nullptr;
+        }
+    }
+    return nullptr;
+}
+
+/* The work range fn now beginning on this thread takes the record of the
+ * operator that queued it, if one is pending. */
+void take_pending(const at::RecordFunction &fn)
+{
+    const void *data = first_data(fn);
+    if (!data) return;
+    Comm c;
+    {
+        std::lock_guard<std::mutex> g(pending_lock);
+        size_t i = 0;
+        while (i < pending.size() && pending[i].data != data) i++;
+        if (i == pending.size()) return;
+        Pending p = pending[i];
+        pending.erase(pending.begin() + (ptrdiff_t)i);
+        std::lock_guard<std::mutex> l(p.log->lock);
+        if (p.index >= p.log->comms.size() || p.log->comms[p.index].moved) return;
+        p.log->comms[p.index].moved = true;
+        c = p.log->comms[p.index];
+    }
+    c.moved = false;
+    c.time_ns = now_ns();
+    ShapeLog *log = my_log();
+    std::lock_guard<std::mutex> g(log->lock);
+    log->comms.push_back(std::move(c));
+}
+
+/* torch's ProcessGroup class, or null where torch.distributed registered
+ * none. Inputs are matched against it before any cast: a failed cast
+ * throws, and torch's exceptions take a backtrace (tens of microseconds). */
+const c10::Type *process_group_type()
+{
+    static const c10::Type *type = []() -> const c10::Type * {
+        try {
+            return c10::getCustomClassType<c10::intrusive_ptr<c10d::ProcessGroup>>().get();
+        } catch (const std::exception &) {
+            return nullptr;
+        }
+    }();
+    return type;
+}
+
+/* A backend without sequence numbers throws each time: asked once. */
+std::atomic<bool> no_seq{false};
+
+void read_group(const c10::IValue &v, Comm *c)
+{
+    try {
+        auto pg = v.toCustomClass<c10d::ProcessGroup>();
+        c->group = pg->getGroupName();
+        c->group_size = pg->getSize();
+        if (!no_seq.load(std::memory_order_relaxed)) {
+            try {
+                c->seq = (int64_t)pg->getSequenceNumberForGroup();
+            } catch (const std::exception &) {
+                no_seq.store(true, std::memory_order_relaxed);
+            }
+        }
+    } catch (const std::exception &) { /* left unknown */
+    }
+}
+
+void log_comm(const at::RecordFunction &fn, const char *name)
+{
+    Comm c;
+    c.time_ns = now_ns();
+    const char *op = name + std::strlen("c10d::");
+    while (*op == '_') op++;
+    size_t n = std::strlen(op);
+    while (n > 0 && op[n - 1] == '_') n--;
+    if (n >= sizeof c.collective) n = sizeof c.collective - 1;
+    std::memcpy(c.collective, op, n);
+    c.collective[n] = '\0';
+    const c10::Type *pg_type = process_group_type();
+    for (const c10::IValue &v : fn.inputs()) {
+        if (c.bytes < 0 && v.isTensor()) {
+            c.bytes = tensor_bytes(v.toTensor());
+        } else if (c.bytes < 0 && v.isTensorList()) {
+            c.bytes = 0;
+            for (const at::Tensor &t : v.toTensorList()) c.bytes += tensor_bytes(t);
+        } else if (pg_type && v.isObject() && v.type().get() == pg_type) {
+            read_group(v, &c);
+        }
+    }
+    ShapeLog *log = my_log();
+    size_t index;
+    {
+        std::lock_guard<std::mutex> g(log->lock);
+        index = log->comms.size();
+        log->comms.push_back(std::move(c));
+    }
+    const void *data = first_data(fn);
+    if (!data) return;
+    std::lock_guard<std::mutex> g(pending_lock);
+    if (pending.size() == PENDING_MAX) pending.erase(pending.begin());
+    pending.push_back(Pending{data, thread_log, index});
+}
+
 void clear_logs()
 {
+    {
+        std::lock_guard<std::mutex> g(pending_lock);
+        pending.clear();
+    }
     std::lock_guard<std::mutex> g(logs_lock);
     for (auto &log : logs) {
         std::lock_guard<std::mutex> l(log->lock);
         log->ops.clear();
         log->inputs.clear();
         log->dims.clear();
+        log->comms.clear();
     }
 }
 
@@ -182,6 +341,7 @@ int flush_logs(sp_profiler *prof)
             taken.ops.swap(log->ops);
             taken.inputs.swap(log->inputs);
             taken.dims.swap(log->dims);
+            taken.comms.swap(log->comms);
         }
         std::vector<sp_op_input> inputs(taken.inputs.size());
         for (size_t i = 0; i < inputs.size(); i++) {
@@ -199,6 +359,18 @@ int flush_logs(sp_profiler *prof)
         sp_status st = ops.empty() ? SP_OK : api->add_op_info(prof, ops.data(), ops.size());
         if (st != SP_OK && st != SP_ESTATE) {
             PyErr_Format(PyExc_RuntimeError, "handing torch's input shapes to the span failed (sp_status %d)",
+                         (int)st);
+            return -1;
+        }
+        std::vector<sp_comm_info> comms;
+        for (const Comm &c : taken.comms) {
+            if (c.moved) continue;
+            comms.push_back(sp_comm_info{log->tid, c.time_ns, c.collective, std::strlen(c.collective),
+                                         c.group.data(), c.group.size(), c.group_size, c.bytes, c.seq});
+        }
+        st = comms.empty() ? SP_OK : api->add_comm_info(prof, comms.data(), comms.size());
+        if (st != SP_OK && st != SP_ESTATE) {
+            PyErr_Format(PyExc_RuntimeError, "handing torch's collectives to the span failed (sp_status %d)",
                          (int)st);
             return -1;
         }
@@ -283,7 +455,13 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
         api->range_begin(type, e->copy);
     else
         api->range_begin_copy(type, name, std::strlen(name));
-    if (with_inputs) log_inputs(fn, e ? e->copy : nullptr);
+    if (with_comms && type == SP_EVENT_COMMUNICATION) {
+        if (starts_with(name, "c10d::"))
+            log_comm(fn, name);
+        else
+            take_pending(fn);
+    }
+    if (with_inputs && shapes_asked > 0) log_inputs(fn, e ? e->copy : nullptr);
     return nullptr;
 }
 
@@ -395,7 +573,7 @@ void pop_reporter()
 /* (Re)registers the callback, taking the inputs while any enable() asked. */
 int register_callback()
 {
-    bool inputs = shapes_asked > 0;
+    bool inputs = shapes_asked > 0 || comms_asked > 0;
     if (handle && inputs == with_inputs) return 0;
     if (handle) at::removeCallback(handle);
     handle = 0;
@@ -409,13 +587,16 @@ int register_callback()
     return 0;
 }
 
-/* enable(record_shapes=False, profile_memory=False) -> bool: whether the
- * memory reports come (False with profile_memory when torch.profiler holds
- * them). */
+/* enable(record_shapes=False, profile_memory=False, with_flops=False,
+ * comms=False) -> bool: whether the memory reports come (False with
+ * profile_memory when torch.profiler holds them). comms: collectives are
+ * logged (log_comm), which makes the callback take every op's inputs, as
+ * record_shapes does; the Python side asks for it once torch.distributed
+ * has a process group. */
 PyObject *enable(PyObject *, PyObject *args)
 {
-    int shapes = 0, memory = 0, flops = 0;
-    if (!PyArg_ParseTuple(args, "|ppp:enable", &shapes, &memory, &flops)) return nullptr;
+    int shapes = 0, memory = 0, flops = 0, comms = 0;
+    if (!PyArg_ParseTuple(args, "|pppp:enable", &shapes, &memory, &flops, &comms)) return nullptr;
     shapes = shapes || flops; /* FLOPs come from the inputs */
     if (!api) {
         PyErr_SetString(PyExc_RuntimeError, "attach() first");
@@ -424,12 +605,16 @@ PyObject *enable(PyObject *, PyObject *args)
     enabled++;
     shapes_asked += shapes;
     flops_asked += flops;
+    comms_asked += comms;
     with_flops = flops_asked > 0;
+    with_comms = comms_asked > 0;
     if (register_callback() < 0) {
         enabled--;
         shapes_asked -= shapes;
         flops_asked -= flops;
+        comms_asked -= comms;
         with_flops = flops_asked > 0;
+        with_comms = comms_asked > 0;
         return nullptr;
     }
     if (!memory) Py_RETURN_FALSE;
@@ -437,19 +622,21 @@ PyObject *enable(PyObject *, PyObject *args)
     return PyBool_FromLong(push_reporter() || (reporter && reporter->on.load()));
 }
 
-/* disable(record_shapes=False, profiler_handle=None, profile_memory=False):
- * undoes one enable(); with a handle, the shapes logged so far go to that
- * profiler's span. */
+/* disable(record_shapes=False, profiler_handle=None, profile_memory=False,
+ * with_flops=False, comms=False): undoes one enable(); with a handle, the
+ * shapes and collectives logged so far go to that profiler's span. */
 PyObject *disable(PyObject *, PyObject *args)
 {
-    int shapes = 0, memory = 0, flops = 0;
+    int shapes = 0, memory = 0, flops = 0, comms = 0;
     PyObject *target = Py_None;
-    if (!PyArg_ParseTuple(args, "|pOpp:disable", &shapes, &target, &memory, &flops)) return nullptr;
+    if (!PyArg_ParseTuple(args, "|pOppp:disable", &shapes, &target, &memory, &flops, &comms))
+        return nullptr;
     if (enabled == 0) Py_RETURN_NONE;
     shapes = shapes || flops;
     enabled--;
     shapes_asked -= shapes && shapes_asked > 0;
     flops_asked -= flops && flops_asked > 0;
+    comms_asked -= comms && comms_asked > 0;
     if (memory && memory_asked > 0 && --memory_asked == 0) pop_reporter();
     int rc = 0;
     if (target != Py_None) {
@@ -461,9 +648,11 @@ PyObject *disable(PyObject *, PyObject *args)
         handle = 0;
         with_inputs = false;
         with_flops = false;
+        with_comms = false;
         clear_logs();
-    } else if (register_callback() < 0) {
-        rc = -1;
+    } else {
+        with_comms = comms_asked > 0;
+        if (register_callback() < 0) rc = -1;
     }
     if (rc < 0) return nullptr;
     Py_RETURN_NONE;
@@ -481,8 +670,8 @@ PyObject *forget_after_fork(PyObject *, PyObject *)
 {
     if (handle) at::removeCallback(handle);
     handle = 0;
-    enabled = shapes_asked = flops_asked = memory_asked = 0;
-    with_inputs = with_flops = false;
+    enabled = shapes_asked = flops_asked = comms_asked = memory_asked = 0;
+    with_inputs = with_flops = with_comms = false;
     if (reporter) {
         reporter->on.store(false);
         try { /* the forking thread pushed it: it is this thread now */
@@ -494,6 +683,8 @@ PyObject *forget_after_fork(PyObject *, PyObject *)
     }
     new (&logs_lock) std::mutex();
     new (&logs) std::vector<std::shared_ptr<ShapeLog>>();
+    new (&pending_lock) std::mutex();
+    new (&pending) std::vector<Pending>();
     new (&thread_log) std::shared_ptr<ShapeLog>();
     Py_RETURN_NONE;
 }
@@ -522,11 +713,12 @@ PyObject *floor_off(PyObject *, PyObject *)
 PyMethodDef methods[] = {
     {"attach", attach, METH_O, "attach(capsule): record through stepprof._core's recording calls."},
     {"enable", enable, METH_VARARGS,
-     "enable(record_shapes=False, profile_memory=False, with_flops=False): registers the "
+     "enable(record_shapes=False, profile_memory=False, with_flops=False, comms=False): registers the "
      "RecordFunction callback (counted), and with profile_memory takes torch's memory reports on "
      "this thread; returns whether they come."},
     {"disable", disable, METH_VARARGS,
-     "disable(record_shapes=False, profiler_handle=None, profile_memory=False, with_flops=False): "
+     "disable(record_shapes=False, profiler_handle=None, profile_memory=False, with_flops=False, "
+     "comms=False): "
      "undoes one "
      "enable(), handing the input shapes logged so far to the profiler's span; the last one "
      "removes the callback."},

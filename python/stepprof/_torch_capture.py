@@ -99,19 +99,24 @@ class TorchCapture:
     _handle(), which receives the input shapes with record_shapes) or
     end(None) when it is discarded."""
 
-    __slots__ = ("_on", "_shapes", "_memory", "_flops", "_memory_warned")
+    __slots__ = ("_on", "_shapes", "_memory", "_flops", "_comms", "_memory_warned")
 
     def __init__(self, record_shapes=False, profile_memory=False, with_flops=False):
         self._on = 0  # the pid that enabled the callback: a forked child's copy is off
         self._shapes = bool(record_shapes)
         self._memory = bool(profile_memory)
         self._flops = bool(with_flops)
+        self._comms = False  # this span logs torch.distributed's collectives
         self._memory_warned = False
 
     def begin(self):
         a = adapter()
         if a is not None and self._on != os.getpid():
-            memory = a.enable(self._shapes, self._memory, self._flops)
+            # Collectives' process groups and bytes are in their inputs, which
+            # the callback then takes for every op (as with record_shapes):
+            # only in a run that has a process group when the span begins.
+            self._comms = dist_backend() is not None
+            memory = a.enable(self._shapes, self._memory, self._flops, self._comms)
             self._on = os.getpid()
             if self._memory and not memory and not self._memory_warned:
                 self._memory_warned = True
@@ -125,5 +130,6 @@ class TorchCapture:
             self._on = 0
             if not mine:  # the parent's span, inherited through fork: forget_after_fork undid it
                 return
-            _adapter.disable(self._shapes, handle if self._shapes or self._flops else None,
-                             self._memory, self._flops)
+            _adapter.disable(self._shapes,
+                             handle if self._shapes or self._flops or self._comms else None,
+                             self._memory, self._flops, self._comms)

@@ -5,10 +5,14 @@
  * anything, so a refused call adds nothing; the copies wait in the
  * profiler's sp__external until the span is collected
  * (src/collect/external*.c). */
+#define _GNU_SOURCE /* syscall */
 #include "api.h"
 #include "collect.h"
 
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 sp_status sp_profiler_add_events(sp_profiler *p, const sp_external_event *events, size_t count)
 {
@@ -81,6 +85,46 @@ sp_status sp_profiler_add_op_info(sp_profiler *p, const sp_op_info *ops, size_t 
     if ((s = sp__profiler_span_open(p, fn)) != SP_OK) return s;
     if (sp__ext_ops_add(&sp__profiler_external(p)->ops, ops, count) != 0)
         return sp__fail(SP_ENOMEM, "out of memory adding %zu ops", count);
+    return SP_OK;
+}
+
+/* Fills a zero tid with the calling thread's and a zero time with now. */
+static sp_comm_info comm_filled(const sp_comm_info *c)
+{
+    sp_comm_info f = *c;
+    if (f.tid == 0) f.tid = (uint64_t)syscall(SYS_gettid);
+    if (f.time_ns == 0) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        f.time_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+    }
+    return f;
+}
+
+sp_status sp_profiler_add_comm_info(sp_profiler *p, const sp_comm_info *comms, size_t count)
+{
+    static const char fn[] = "sp_profiler_add_comm_info";
+    sp_status s = sp__profiler_may_add(p, fn);
+    if (s != SP_OK) return s;
+    if (count > 0 && !comms) return sp__fail(SP_EINVAL, "%s: comms is NULL", fn);
+    for (size_t i = 0; i < count; i++) {
+        if ((!comms[i].collective && comms[i].collective_len) ||
+            (!comms[i].group && comms[i].group_len))
+            return sp__fail(SP_EINVAL, "%s: collective %zu has a NULL text with a length", fn, i);
+    }
+    if ((s = sp__profiler_span_open(p, fn)) != SP_OK) return s;
+    sp_comm_info one[16];
+    sp__ext_comms *x = &sp__profiler_external(p)->comms;
+    size_t before = x->count;
+    for (size_t i = 0; i < count; i += 16) {
+        size_t n = count - i < 16 ? count - i : 16;
+        for (size_t k = 0; k < n; k++)
+            one[k] = comm_filled(&comms[i + k]);
+        if (sp__ext_comms_add(x, one, n) != 0) {
+            x->count = before; /* all or nothing; the texts left behind are unused */
+            return sp__fail(SP_ENOMEM, "out of memory adding %zu collectives", count);
+        }
+    }
     return SP_OK;
 }
 

@@ -242,6 +242,16 @@ static void crash_info(const sp_profiler *p, sp__crash_info *info)
                   (p->opts.with_stack ? SP__DUMP_WITH_STACK : 0) |
                   (p->opts.overwrite_oldest ? SP__DUMP_OVERWRITE_OLDEST : 0);
     read_process_name(info->process_name, sizeof info->process_name);
+    sp__span_meta m;
+    memset(&m, 0, sizeof m);
+    sp__dist_meta_fill(&m, p->dist_backend);
+    info->dist.rank = m.rank;
+    info->dist.world_size = m.world_size;
+    info->dist.local_rank = m.local_rank;
+    info->dist.local_world_size = m.local_world_size;
+    memcpy(info->dist.hostname, m.hostname, sizeof info->dist.hostname);
+    memcpy(info->dist.job, m.job, sizeof info->dist.job);
+    memcpy(info->dist.backend, m.dist_backend, sizeof info->dist.backend);
 }
 
 static void arm_crash(sp_profiler *p)
@@ -361,7 +371,7 @@ static void fill_meta(const sp_profiler *p, sp__span_meta *m)
     m->overwrite_oldest = p->opts.overwrite_oldest;
     m->pid = (int64_t)getpid();
     read_process_name(m->process_name, sizeof m->process_name);
-    memcpy(m->dist_backend, p->dist_backend, sizeof m->dist_backend);
+    sp__dist_meta_fill(m, p->dist_backend);
 }
 
 /* Collects the span into p->result. A failure keeps the previous result. */

@@ -95,10 +95,23 @@ static int32_t op_host(const sp_result *r, const sp__thread *t, const sp__op_sup
     return best >= 0 ? best : inner;
 }
 
+/* A collective's record describes the innermost Communication range
+ * containing its time: other ranges that a communication library opens
+ * inside (a memcpy, a kernel launch) are climbed over. */
+static int32_t comm_host(const sp__thread *t, int64_t ts)
+{
+    int32_t i = innermost_at(t, ts, 1);
+    while (i >= 0 && t->events[i].type != SP_EVENT_COMMUNICATION)
+        i = t->events[i].parent;
+    return i;
+}
+
 static void attach_memory_and_ops(const sp_result *r, sp__thread *t)
 {
     for (size_t k = 0; k < t->mem_count; k++) t->mems[k].host = innermost_at(t, t->mems[k].ts_ns, 1);
     for (size_t k = 0; k < t->op_count; k++) t->ops[k].host = op_host(r, t, &t->ops[k]);
+    for (size_t k = 0; k < t->comm_count; k++)
+        t->comms[k].host = comm_host(t, t->comms[k].ts_ns);
 }
 
 /* The range of t that an external id names: the one starting at start_ns

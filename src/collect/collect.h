@@ -87,6 +87,20 @@ typedef struct sp__op_supplement {
  * or negative count read from a file is left out, as unknown. */
 #define SP__STEP_SAMPLES_MAX 9007199254740992.0
 
+/* What a collective did (sp_profiler_add_comm_info, the torch adapter, or
+ * a loaded file's args), kept on the thread that ran it beside the
+ * Communication range it describes: the range records stay small, and only
+ * collectives pay for this. */
+typedef struct sp__comm {
+    int64_t ts_ns;       /* inside its range, in none of its children */
+    uint32_t collective; /* id in the result's names: "allreduce"; "" when not given */
+    uint32_t group;      /* id in the result's names: the process group, "" when not given */
+    int64_t group_size;  /* ranks in the group, 0 when unknown */
+    int64_t bytes;       /* what this rank sends, -1 when unknown */
+    int64_t seq;         /* index among this rank's collectives of the group, -1 when unknown */
+    int32_t host;        /* the innermost Communication range containing ts_ns, -1: none */
+} sp__comm;
+
 /* Instants and counter samples: zero-length marks that get a parent but are
  * never a parent. */
 static inline int sp__event_is_mark(const sp__event *e)
@@ -109,10 +123,15 @@ typedef struct sp__thread {
     size_t op_count;
     uint64_t *op_words;     /* the ops' encoded inputs */
     size_t op_word_count;
+    sp__comm *comms;        /* in time order; attributed by sp__attribute */
+    size_t comm_count;
 } sp__thread;
 
 /* The longest distributed backend name kept, with its NUL. */
 #define SP__DIST_BACKEND_MAX 32
+/* The longest host name and job id kept, without the NUL. */
+#define SP__DIST_HOST_MAX 255
+#define SP__DIST_JOB_MAX 127
 
 /* Metadata copied from the profiler's options and the process. */
 typedef struct sp__span_meta {
@@ -123,9 +142,36 @@ typedef struct sp__span_meta {
     /* CPU utilisation over the span (semantics.md §8), as fractions. */
     double cpu_process, cpu_system;
     /* The distributed backend the program named (sp_profiler_set_dist_backend),
-     * or "": distributedInfo's first source (chrome_json.c). */
+     * else the launcher's (STEPPROF_DIST_BACKEND, PADDLE_DISTRI_BACKEND), or
+     * "": then the writers guess it from the devices (sp__dist_backend). */
     char dist_backend[SP__DIST_BACKEND_MAX];
+    /* Where the span ran (dist.c): filled when it is collected, read back
+     * by the loaders; local_world_size 0 while a loader has not seen it. */
+    int64_t rank, world_size, local_rank, local_world_size;
+    char hostname[SP__DIST_HOST_MAX + 1]; /* "" when unknown */
+    char job[SP__DIST_JOB_MAX + 1];       /* the launcher's job id, "" when unknown */
 } sp__span_meta;
+
+/* Fills m's rank fields from the launcher's environment and the host name;
+ * named_backend (sp_profiler_set_dist_backend's, may be NULL or "") comes
+ * before the environment's backend. */
+void sp__dist_meta_fill(sp__span_meta *m, const char *named_backend);
+/* Gives the rank fields a loaded file left out their defaults: rank 0 of 1,
+ * the local rank and size those of the world. */
+void sp__dist_meta_default(sp__span_meta *m);
+/* The rank and world size of the launcher's environment (RANK, WORLD_SIZE,
+ * OMPI_COMM_WORLD_*, PMI_*, PADDLE_TRAINER_ID / PADDLE_TRAINERS_NUM, then
+ * LOCAL_RANK / LOCAL_WORLD_SIZE); 0 of 1 by default. Returns 1 if a rank
+ * variable was set. */
+int sp__dist_info(long *rank, long *world_size);
+/* Whether s is a backend name distributedInfo may hold: 1 to
+ * SP__DIST_BACKEND_MAX - 1 of letters, digits, '_', '-', ':' and ',' (so
+ * "cpu:gloo,cuda:nccl" is one), nothing that JSON would have to escape. */
+int sp__dist_backend_ok(const char *s);
+/* distributedInfo's backend for r, or NULL for a world of one: the backend
+ * the result names, else the one torch and paddle pick by default for the
+ * devices the span traced (dist.c). Borrowed from r or static. */
+const char *sp__dist_backend(const sp_result *r);
 
 struct sp_result {
     _Atomic int refs;
@@ -233,12 +279,42 @@ void sp__ext_ops_clear(sp__ext_ops *x);
  * caller. Returns 0 or -1 (out of memory). */
 int sp__ext_ops_add(sp__ext_ops *x, const sp_op_info *ops, size_t n);
 
+/* Collectives from sp_profiler_add_comm_info (external_comm.c): texts in
+ * one byte buffer by offset, as the ops'. */
+typedef struct sp__ext_comm {
+    uint64_t tid;
+    int64_t time_ns; /* CLOCK_REALTIME, as given */
+    sp__ext_text collective, group;
+    int64_t group_size, bytes, seq;
+} sp__ext_comm;
+
+typedef struct sp__ext_comms {
+    sp__ext_comm *comms;
+    size_t count, cap;
+    sp__buf text;
+} sp__ext_comms;
+
+void sp__ext_comms_init(sp__ext_comms *x);
+void sp__ext_comms_fini(sp__ext_comms *x);
+void sp__ext_comms_clear(sp__ext_comms *x);
+/* Appends n collectives, copying their texts (cut at SP__EXT_NAME_MAX
+ * bytes): all of them, or none on failure. A tid of 0 or a time of 0 must
+ * have been filled in by the caller. Returns 0 or -1 (out of memory). */
+int sp__ext_comms_add(sp__ext_comms *x, const sp_comm_info *comms, size_t n);
+/* Moves the added collectives into r's threads (a missing thread is
+ * added), each thread's in time order after any it had; times as
+ * sp__collect_external's, those outside the span counted as out_of_window.
+ * Call before sp__attribute. Returns 0 or -1 (out of memory). */
+int sp__collect_external_comms(sp_result *r, const sp__ext_comms *x, const sp__sync *start,
+                               const sp__sync *stop, const sp__tick_map *map);
+
 typedef struct sp__external {
     sp__ext_event *events;
     size_t count, cap;
     sp__buf names;
     sp__ext_mems mems; /* sp_profiler_add_memory_events */
     sp__ext_ops ops; /* sp_profiler_add_op_info's */
+    sp__ext_comms comms; /* sp_profiler_add_comm_info's */
 } sp__external;
 
 void sp__external_init(sp__external *x);

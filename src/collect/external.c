@@ -16,6 +16,7 @@ void sp__external_init(sp__external *x)
     sp__buf_init(&x->names);
     sp__ext_mems_init(&x->mems);
     sp__ext_ops_init(&x->ops);
+    sp__ext_comms_init(&x->comms);
 }
 
 void sp__external_fini(sp__external *x)
@@ -24,6 +25,7 @@ void sp__external_fini(sp__external *x)
     sp__buf_fini(&x->names);
     sp__ext_mems_fini(&x->mems);
     sp__ext_ops_fini(&x->ops);
+    sp__ext_comms_fini(&x->comms);
     memset(x, 0, sizeof *x);
 }
 
@@ -34,6 +36,7 @@ void sp__external_clear(sp__external *x)
     x->names.failed = 0;
     sp__ext_mems_clear(&x->mems);
     sp__ext_ops_clear(&x->ops);
+    sp__ext_comms_clear(&x->comms);
 }
 
 /* How much of an event's name is kept: all of it, or SP__EXT_NAME_MAX

@@ -14,6 +14,7 @@ sp_result *sp__result_new(void)
         return NULL;
     }
     atomic_init(&r->refs, 1);
+    r->meta.world_size = r->meta.local_world_size = 1;
     return r;
 }
 
@@ -48,6 +49,7 @@ void sp__result_free(sp_result *r)
         sp__free(r->threads[i].mems);
         sp__free(r->threads[i].ops);
         sp__free(r->threads[i].op_words);
+        sp__free(r->threads[i].comms);
     }
     sp__free(r->threads);
     sp__free(r->devices);

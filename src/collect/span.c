@@ -387,6 +387,9 @@ static sp_status finish_result(collector *c, const span_external *ext, sp__gpu_b
     if (!c->failed && ext && ext->x &&
         sp__collect_external_ops(c->r, &ext->x->ops, ext->start, ext->stop, &c->map) != 0)
         c->failed = 1;
+    if (!c->failed && ext && ext->x &&
+        sp__collect_external_comms(c->r, &ext->x->comms, ext->start, ext->stop, &c->map) != 0)
+        c->failed = 1;
     for (size_t i = 0; !c->failed && i < c->r->thread_count; i++) {
         sp__thread *t = &c->r->threads[i];
         c->r->counters[SP_COUNTER_SPLIT_RANGES] += sp__tree_split_at_steps(t);

@@ -8,6 +8,7 @@
  * rule kept here: every host event but instants and counters takes the next
  * id, in write order. */
 #include "export.h"
+#include "json_comm.h"
 #include "json_escape.h"
 #include "json_gpu.h"
 #include "json_heads.h"
@@ -40,6 +41,7 @@ typedef struct writer {
     const sp__event *events; /* the thread being written */
     struct plugin_range *open; /* its open ranges, for plugin_durations */
     size_t open_count, open_cap;
+    const int32_t *comm_of; /* the thread's events' collective records (json_comm.c), or NULL */
     sp__json_py py; /* Python ids of the PythonOp ranges (json_python.c) */
 } writer;
 
@@ -391,9 +393,10 @@ static int put_python_fast(writer *w, const sp__thread *t, const sp__event *e, s
 static void put_event(writer *w, const sp__thread *t, const sp__event *e, int32_t op)
 {
     size_t index = (size_t)(e - t->events);
+    int32_t comm = w->comm_of ? w->comm_of[index] : -1;
     int python = w->py.active && !(e->flags & SP_EVENT_FLAG_INSTANT) &&
                  (e->type == SP_EVENT_PYTHON_OP || sp__json_py_has_stack(&w->py, t, index));
-    if (op < 0 && !python && !(e->flags & (SP_EVENT_FLAG_COUNTER | SP_EVENT_FLAG_SAMPLES)) &&
+    if (op < 0 && comm < 0 && !python && !(e->flags & (SP_EVENT_FLAG_COUNTER | SP_EVENT_FLAG_SAMPLES)) &&
         w->heads.count && put_event_fast(w, e))
         return;
     if (op < 0 && python && e->type == SP_EVENT_PYTHON_OP && w->heads.count &&
@@ -432,6 +435,7 @@ static void put_event(writer *w, const sp__thread *t, const sp__event *e, int32_
         if (op >= 0) sp__json_put_op_args(w->b, w->r, t, (size_t)op);
         if (e->flags & SP_EVENT_FLAG_SAMPLES)
             sp__buf_printf(w->b, "\"num_samples\":%.0f,", e->value);
+        if (comm >= 0) sp__json_put_comm_args(w->b, w->r, &t->comms[comm]);
         if (python && strcmp(category(e, name), "cpu_op") == 0 &&
             (op < 0 || !*sp__result_name(w->r, t->ops[op].callstack)))
             sp__json_py_call_stack(w->b, w->r, t, index); /* one Call stack at most */
@@ -485,96 +489,26 @@ static void put_span_marker(writer *w)
     sp__buf_puts(w->b, "}\n");
 }
 
-/* The first of names set to a decimal integer in [0, 2^30), or -1. */
-static long env_number(const char *const *names)
-{
-    for (; *names; names++) {
-        const char *v = getenv(*names);
-        char *end;
-        if (!v || !*v) continue;
-        long n = strtol(v, &end, 10);
-        if (*end == '\0' && n >= 0 && n < (1l << 30)) return n;
-    }
-    return -1;
-}
-
-/* The process's rank and world size as launchers give them: torchrun and
- * torch.distributed (RANK, WORLD_SIZE), Open MPI (OMPI_COMM_WORLD_*), MPICH
- * and Slurm's PMI (PMI_*); LOCAL_RANK / LOCAL_WORLD_SIZE only where no global
- * one is set (a single-node launcher). Values that are not plain integers are
- * skipped. A world size that cannot hold the rank becomes rank + 1. Returns 1
- * if a rank variable was set, 0 for the default rank 0 of 1. */
-int sp__dist_info(long *rank, long *world_size)
-{
-    static const char *const rank_vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "LOCAL_RANK",
-                                            NULL};
-    static const char *const size_vars[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
-                                            "LOCAL_WORLD_SIZE", NULL};
-    long r = env_number(rank_vars), w = env_number(size_vars);
-    *rank = r < 0 ? 0 : r;
-    *world_size = w < 1 ? 1 : w;
-    if (*world_size <= *rank) *world_size = *rank + 1;
-    return r >= 0;
-}
-
-int sp__dist_backend_ok(const char *s)
-{
-    size_t n = s ? strlen(s) : 0;
-    if (n == 0 || n >= SP__DIST_BACKEND_MAX) return 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-' || c == ':' || c == ','))
-            return 0;
-    }
-    return 1;
-}
-
-/* The backend of a distributed run, or NULL in a single process (a world
- * size of one, sp__dist_info). What the program itself named comes first
- * (sp_profiler_set_dist_backend: stepprof's Python package hands over
- * torch.distributed's backend), then the launcher's word:
- * STEPPROF_DIST_BACKEND, then paddle.distributed.launch's
- * PADDLE_DISTRI_BACKEND (a name sp__dist_backend_ok accepts; anything else is
- * ignored). torchrun and MPI launchers do not say, so the backend is then
- * the one torch and paddle pick by default for the devices the span traced:
- * "nccl" with GPUs, "gloo" without (trace-format.md section 2, item 3). */
-const char *sp__dist_backend(const sp_result *r, char *buf, size_t size)
-{
-    static const char *const vars[] = {"STEPPROF_DIST_BACKEND", "PADDLE_DISTRI_BACKEND", NULL};
-    long rank, world_size;
-    sp__dist_info(&rank, &world_size);
-    if (world_size < 2) return NULL;
-    if (r->meta.dist_backend[0] && strlen(r->meta.dist_backend) < size) {
-        memcpy(buf, r->meta.dist_backend, strlen(r->meta.dist_backend) + 1);
-        return buf;
-    }
-    for (const char *const *v = vars; *v; v++) {
-        const char *s = getenv(*v);
-        if (!sp__dist_backend_ok(s) || strlen(s) >= size) continue;
-        memcpy(buf, s, strlen(s) + 1);
-        return buf;
-    }
-    return r->device_prop_count > 0 ? "nccl" : "gloo";
-}
-
 static void put_header(writer *w, const char *path)
 {
     const sp_result *r = w->r;
-    long rank, world_size;
-    char backend_buf[SP__DIST_BACKEND_MAX];
-    sp__dist_info(&rank, &world_size);
-    const char *backend = sp__dist_backend(r, backend_buf, sizeof backend_buf);
+    const char *backend = sp__dist_backend(r);
     (void)path;
     sp__buf_puts(w->b, "{\"schemaVersion\":1,\"deviceProperties\":");
     sp__json_put_device_props(w->b, r);
-    /* A space after each colon: HTA finds the rank with "rank":\s+(\d+). */
+    /* A space after each colon: HTA finds the rank with "rank":\s+(\d+),
+     * the first match in the file, so "rank" precedes "local_rank". */
     sp__buf_puts(w->b, ",\n\"distributedInfo\":{");
     if (backend) sp__buf_printf(w->b, "\"backend\": \"%s\", ", backend);
-    sp__buf_printf(w->b,
-                   "\"rank\": %ld, \"world_size\": %ld},\n"
-                   "\"stepprof_version\":\"%s\",\"span_indx\":%u,\n\"ExtraInfo\":{",
-                   rank, world_size, SP_VERSION_STRING, r->span_index);
+    sp__buf_printf(w->b, "\"rank\": %lld, \"world_size\": %lld", (long long)r->meta.rank,
+                   (long long)r->meta.world_size);
+    sp__buf_printf(w->b, ", \"local_rank\": %lld, \"local_world_size\": %lld, \"hostname\": ",
+                   (long long)r->meta.local_rank, (long long)r->meta.local_world_size);
+    put_str(w, r->meta.hostname);
+    sp__buf_puts(w->b, ", \"job\": ");
+    put_str(w, r->meta.job);
+    sp__buf_printf(w->b, "},\n\"stepprof_version\":\"%s\",\"span_indx\":%u,\n\"ExtraInfo\":{",
+                   SP_VERSION_STRING, r->span_index);
     /* Every digit a double needs (%.17g), not paddle's %f: with six
      * decimals a reloaded trace printed 35.38% where the live span printed
      * 35.37%. Still a number string, as paddle's readers expect. */
@@ -639,6 +573,8 @@ static void put_thread(writer *w, sp__json_gpu *g, size_t i)
     p = text_at(p, ",\"ts\":", 6);
     w->track_len = (size_t)(p - w->track);
     const int32_t *ops = sp__json_gpu_thread(g, i);
+    int32_t *comm_of = sp__json_comm_index(t);
+    w->comm_of = comm_of;
     if (t->runtime_count == 0 && !ops) {
         for (size_t j = 0; j < t->count; j++) {
             put_event(w, t, &t->events[j], -1);
@@ -652,6 +588,8 @@ static void put_thread(writer *w, sp__json_gpu *g, size_t i)
         }
         sp__json_put_runtimes_rest(g, i);
     }
+    w->comm_of = NULL;
+    sp__free(comm_of);
     for (size_t j = 0; j < t->mem_count; j++) {
         put_memory(w, t, &t->mems[j]);
         sp__out_maybe_flush(w->out);

@@ -34,19 +34,6 @@ sp_status sp__mkdirs(const char *dir);
  * 7,889,238 s interval, computed once. */
 int64_t sp__base_time_ns(void);
 
-/* The rank and world size of distributedInfo, from the launcher's environment
- * (RANK, WORLD_SIZE, OMPI_COMM_WORLD_*, PMI_*, then LOCAL_RANK /
- * LOCAL_WORLD_SIZE); 0 of 1 by default. Returns 1 if a rank variable was set.
- * Used by chrome_json.c and the handlers' default worker name. */
-int sp__dist_info(long *rank, long *world_size);
-/* distributedInfo's backend for r, or NULL in a single process (chrome_json.c);
- * buf (SP__DIST_BACKEND_MAX bytes) may hold the text. */
-const char *sp__dist_backend(const sp_result *r, char *buf, size_t size);
-/* Whether s is a backend name distributedInfo may hold: 1 to
- * SP__DIST_BACKEND_MAX - 1 of letters, digits, '_', '-', ':' and ',' (so
- * "cpu:gloo,cuda:nccl" is one), nothing that JSON would have to escape. */
-int sp__dist_backend_ok(const char *s);
-
 /* Background writer: runs export jobs in order on its own thread. */
 typedef struct sp__writer sp__writer;
 typedef void (*sp__writer_log_fn)(void *ctx, const char *message);

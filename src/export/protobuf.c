@@ -543,6 +543,7 @@ static int put_header(writer *w)
         if (!(props[i] = sp__pb_fill_device_prop(&w->scratch, &r->device_props[i]))) return -1;
     m.n_device_property = r->device_prop_count;
     m.device_property = r->device_prop_count ? props : NULL;
+    if (sp__pb_fill_dist(&w->scratch, r, &m) != 0) return -1;
     put_message(w, &m.base, protobuf_c_message_get_packed_size(&m.base));
     sp__pb_scratch_reset(&w->scratch);
     return 0;

@@ -20,6 +20,7 @@ typedef Paddle__Platform__MemTraceEventNodeProto sp__pb_mem_node;
 typedef Paddle__Platform__MemTraceEventProto sp__pb_mem;
 typedef Paddle__Platform__ExtraInfoMap sp__pb_extra;
 typedef Paddle__Platform__StepprofCounterProto sp__pb_counter;
+typedef Paddle__Platform__StepprofCommProto sp__pb_comm;
 typedef Paddle__Platform__OperatorSupplementEventNodeProto sp__pb_op_node;
 typedef Paddle__Platform__OperatorSupplementEventProto sp__pb_op;
 typedef Paddle__Platform__DevicePropertyProto sp__pb_device_prop;
@@ -63,6 +64,9 @@ void sp__pb_scratch_fini(sp__pb_scratch *s);
 sp__pb_op_node *sp__pb_fill_op(sp__pb_scratch *s, const sp_result *r, const sp__thread *t,
                                const sp__op_supplement *op, uint64_t tid);
 sp__pb_device_prop *sp__pb_fill_device_prop(sp__pb_scratch *s, const sp__device_props *p);
+/* Sets m's rank fields and collective records from r (protobuf_dist.c);
+ * texts point into r, arrays into s. 0, or -1 when out of memory. */
+int sp__pb_fill_dist(sp__pb_scratch *s, const sp_result *r, sp__pb_trees *m);
 
 /* Writes r to path as NodeTreesProto; the file appears whole or not at all. */
 sp_status sp__export_protobuf(const sp_result *r, const char *path);

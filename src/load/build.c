@@ -43,6 +43,8 @@ static void sanitize(sp_result *r)
         }
         for (size_t k = 0; k < t->mem_count; k++) t->mems[k].ts_ns = clamp_ns(t->mems[k].ts_ns);
         for (size_t k = 0; k < t->op_count; k++) t->ops[k].ts_ns = clamp_ns(t->ops[k].ts_ns);
+        for (size_t k = 0; k < t->comm_count; k++)
+            t->comms[k].ts_ns = clamp_ns(t->comms[k].ts_ns);
     }
     for (size_t d = 0; d < r->device_count; d++) {
         sp__device_rec *dev = &r->devices[d];
@@ -191,6 +193,14 @@ void sp__builder_op_word(sp__builder *b, sp__thread *t, uint64_t word)
     if (w) *w = word;
 }
 
+sp__comm *sp__builder_comm(sp__builder *b, sp__thread *t)
+{
+    size_t i = (size_t)(t - b->r->threads);
+    sp__comm *c = append(b, (void **)&t->comms, &t->comm_count, &b->caps[i].comms, sizeof *c);
+    if (c) *c = (sp__comm){.bytes = -1, .seq = -1, .host = -1};
+    return c;
+}
+
 sp__device_rec *sp__builder_device(sp__builder *b, uint64_t order)
 {
     sp_result *r = b->r;
@@ -314,8 +324,9 @@ sp_status sp__builder_finish(sp__builder *b, int keep_counters, const char *path
     for (size_t i = 0; i < r->thread_count; i++) {
         sp__thread *t = &r->threads[i];
         if (t->count == 0 && t->dropped == 0 && t->mem_count == 0 && t->runtime_count == 0 &&
-            t->op_count == 0) {
+            t->op_count == 0 && t->comm_count == 0) {
             sp__free(t->events);
+            sp__free(t->comms);
             sp__free(t->runtimes);
             sp__free(t->mems);
             sp__free(t->op_words);
@@ -332,8 +343,12 @@ sp_status sp__builder_finish(sp__builder *b, int keep_counters, const char *path
         sp__thread *t = &r->threads[i];
         for (size_t k = 0; k < t->count; k++) t->events[k].flags &= (uint8_t)~SP_EVENT_FLAG_OVERLAP;
         overlaps += sp__tree_build(t->events, t->count);
-        if (sort_by_time((void **)&t->mems, t->mem_count, sizeof *t->mems, offsetof(sp__mem_event, ts_ns)) != 0 ||
-            sort_by_time((void **)&t->ops, t->op_count, sizeof *t->ops, offsetof(sp__op_supplement, ts_ns)) != 0)
+        if (sort_by_time((void **)&t->mems, t->mem_count, sizeof *t->mems,
+                         offsetof(sp__mem_event, ts_ns)) != 0 ||
+            sort_by_time((void **)&t->ops, t->op_count, sizeof *t->ops,
+                         offsetof(sp__op_supplement, ts_ns)) != 0 ||
+            sort_by_time((void **)&t->comms, t->comm_count, sizeof *t->comms,
+                         offsetof(sp__comm, ts_ns)) != 0)
             goto nomem;
         t->events = trim(t->events, t->count, sizeof *t->events);
         t->cap = t->count;
@@ -341,7 +356,9 @@ sp_status sp__builder_finish(sp__builder *b, int keep_counters, const char *path
         t->mems = trim(t->mems, t->mem_count, sizeof *t->mems);
         t->ops = trim(t->ops, t->op_count, sizeof *t->ops);
         t->op_words = trim(t->op_words, t->op_word_count, sizeof *t->op_words);
+        t->comms = trim(t->comms, t->comm_count, sizeof *t->comms);
     }
+    sp__dist_meta_default(&r->meta);
     r->devices = trim(r->devices, r->device_count, sizeof *r->devices);
     if (sp__attribute(r) != 0) goto nomem;
     if (keep_counters)

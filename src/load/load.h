@@ -16,7 +16,7 @@
  * by tid; a tid seen twice (two thread trees) gives one thread. */
 /* Capacities of one thread's arrays (events use sp__thread.cap). */
 typedef struct sp__thread_caps {
-    size_t runtimes, mems, ops, op_words;
+    size_t runtimes, mems, ops, op_words, comms;
 } sp__thread_caps;
 
 typedef struct sp__builder {
@@ -44,6 +44,12 @@ sp__mem_event *sp__builder_mem(sp__builder *b, sp__thread *t);
  * thread's current op_word_count; sp__builder_op_word appends to them. */
 sp__op_supplement *sp__builder_op(sp__builder *b, sp__thread *t);
 void sp__builder_op_word(sp__builder *b, sp__thread *t, uint64_t word);
+/* The rank metadata and collective records of a .pb's root (pb_dist.c);
+ * 0, or -1 when out of memory. */
+struct Paddle__Platform__NodeTreesProto;
+int sp__pb_read_dist(sp__builder *b, const struct Paddle__Platform__NodeTreesProto *m);
+/* A collective's record on t (host -1, unknowns -1); NULL when out of memory. */
+sp__comm *sp__builder_comm(sp__builder *b, sp__thread *t);
 /* order: the record's original position when known (sorting key). */
 sp__device_rec *sp__builder_device(sp__builder *b, uint64_t order);
 /* Sorts and nests; restores the live result's invariants. keep_counters:

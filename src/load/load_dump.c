@@ -34,6 +34,7 @@ typedef struct dump {
     unsigned char *data;
     size_t size;
     const sp__dump_meta *meta;
+    const sp__dump_dist *dist; /* NULL in dumps without it */
     sp__saved_thread *threads;
     size_t thread_count;
     sp__word *words;     /* every thread's words, back to back */
@@ -159,6 +160,11 @@ static sp_status scan(dump *d, counts *c)
             if (count != 0) return bad(d, off, "META is not the first section");
             if (s.bytes != sizeof(sp__dump_meta)) return bad(d, off, "META of the wrong size");
             d->meta = (const sp__dump_meta *)(d->data + s.payload);
+            break;
+        case SP__DUMP_DIST:
+            if (count != 1 || d->dist) return bad(d, off, "DIST is not right after META");
+            if (s.bytes != sizeof(sp__dump_dist)) return bad(d, off, "DIST of the wrong size");
+            d->dist = (const sp__dump_dist *)(d->data + s.payload);
             break;
         case SP__DUMP_THREAD:
             if (s.bytes != sizeof(sp__dump_thread)) return bad(d, off, "THREAD of the wrong size");
@@ -298,6 +304,40 @@ static sp_status check_events(const dump *d)
     return SP_OK;
 }
 
+/* Copies a text of a dump into dst only when it ends within its field and
+ * fits whole. */
+static void copy_text(char *dst, size_t size, const char *src, size_t src_size)
+{
+    size_t n = strnlen(src, src_size);
+    if (n < src_size && n < size) {
+        memcpy(dst, src, n);
+        dst[n] = '\0';
+    }
+}
+
+/* The rank metadata of a dump's DIST section; without one (or with values
+ * no launcher gives), a single process's. */
+static void restore_dist(const sp__dump_dist *dist, sp__span_meta *meta)
+{
+    meta->rank = meta->world_size = meta->local_rank = meta->local_world_size = 0;
+    if (dist) {
+        sp__dump_dist x;
+        memcpy(&x, dist, sizeof x);
+        meta->rank = x.rank >= 0 && x.rank < (1ll << 30) ? x.rank : 0;
+        meta->world_size = x.world_size > 0 && x.world_size <= (1ll << 30) ? x.world_size : 1;
+        if (x.local_rank >= 0 && x.local_rank < (1ll << 30) && x.local_world_size > 0 &&
+            x.local_world_size <= (1ll << 30)) {
+            meta->local_rank = x.local_rank;
+            meta->local_world_size = x.local_world_size;
+        }
+        copy_text(meta->hostname, sizeof meta->hostname, x.hostname, sizeof x.hostname);
+        copy_text(meta->job, sizeof meta->job, x.job, sizeof x.job);
+        copy_text(meta->dist_backend, sizeof meta->dist_backend, x.backend, sizeof x.backend);
+        if (!sp__dist_backend_ok(meta->dist_backend)) meta->dist_backend[0] = '\0';
+    }
+    sp__dist_meta_default(meta);
+}
+
 static sp_status check_meta(const dump *d, sp__saved_span *span)
 {
     const sp__dump_meta *m = d->meta;
@@ -333,6 +373,7 @@ static sp_status check_meta(const dump *d, sp__saved_span *span)
     meta->overwrite_oldest = (m->flags & SP__DUMP_OVERWRITE_OLDEST) != 0;
     meta->pid = m->pid;
     memcpy(meta->process_name, m->process_name, sizeof meta->process_name - 1);
+    restore_dist(d->dist, meta);
     return SP_OK;
 }
 

@@ -33,6 +33,7 @@
  * counted (load_skipped), never dropped in silence. */
 #include "json_cuda.h"
 #include "json_kineto.h"
+#include "json_dist.h"
 #include "json_lex.h"
 #include "json_paddle.h"
 #include "load.h"
@@ -66,6 +67,7 @@ typedef struct event {
     int64_t num_samples; /* a ProfileStep's args "num_samples"; -1 = none */
     sp__paddle_args pa;
     sp__cuda_args ca;
+    sp__comm_args comm;
 } event;
 
 typedef struct place_peak {
@@ -254,7 +256,9 @@ static int read_args(jloader *l)
         } else if (c == '"') {
             if (sp__jlex_string(lx) != 0) return -1;
             if (sp__paddle_arg_string(&e->pa, l->key, lx->tok.data ? lx->tok.data : "",
-                                      lx->tok.len) != 0)
+                                      lx->tok.len) != 0 ||
+                sp__comm_arg_string(&e->comm, l->key, lx->tok.data ? lx->tok.data : "",
+                                    lx->tok.len) != 0)
                 return nomem(l);
         } else if (first && (c == '-' || (c >= '0' && c <= '9'))) {
             if (sp__jlex_number(lx) != 0) return -1;
@@ -270,6 +274,7 @@ static int read_args(jloader *l)
             if (read_int(l, &v, &ok) != 0) return -1;
             sp__paddle_arg_number(&e->pa, l->key, v);
             sp__cuda_arg_number(&e->ca, l->key, v);
+            sp__comm_arg_number(&e->comm, l->key, v);
             if (strcmp(l->key, "Addr") == 0) e->addr = v;
             else if (strcmp(l->key, "Bytes") == 0) e->bytes = v;
             else if (strcmp(l->key, "Total Allocated") == 0) e->total_allocated = v;
@@ -293,6 +298,7 @@ static void reset_event(event *e)
     e->bad_type = e->paddle_tid = 0;
     sp__paddle_args_reset(&e->pa);
     sp__cuda_args_reset(&e->ca);
+    sp__comm_args_reset(&e->comm);
     e->pid = e->tid = e->ts = e->dur = 0;
     e->addr = e->bytes = e->total_allocated = e->total_reserved = e->device_id = e->device_type = 0;
     e->first_value = 0;
@@ -390,6 +396,9 @@ static int add_range(jloader *l, int instant, int type_from_cat)
         ev->value = (double)e->num_samples;
     }
     if (exact) sp__paddle_keep_length(ev, e->dur);
+    if (type == SP_EVENT_COMMUNICATION && !instant &&
+        sp__comm_args_add(&l->b, t, &e->comm, start) != 0)
+        return nomem(l);
     return 0;
 }
 
@@ -714,6 +723,8 @@ static int read_top(jloader *l)
             seen_events = 1;
         } else if (strcmp(l->key, "deviceProperties") == 0) {
             rc = sp__cuda_read_props(lx, r, &l->skipped);
+        } else if (strcmp(l->key, "distributedInfo") == 0) {
+            rc = sp__json_read_dist(lx, r);
         } else if (strcmp(l->key, "stepprof_counters") == 0) {
             rc = read_counters(l);
         } else if (strcmp(l->key, "ExtraInfo") == 0) {
@@ -770,6 +781,8 @@ static void rebase(jloader *l)
             if (t->events[k].end_ns > hi) hi = t->events[k].end_ns;
         }
         for (size_t k = 0; k < t->mem_count; k++) t->mems[k].ts_ns = sat_add(t->mems[k].ts_ns, base);
+        for (size_t k = 0; k < t->comm_count; k++)
+            t->comms[k].ts_ns = sat_add(t->comms[k].ts_ns, base);
         for (size_t k = 0; k < t->runtime_count; k++) {
             t->runtimes[k].start_ns = sat_add(t->runtimes[k].start_ns, base);
             t->runtimes[k].end_ns = sat_add(t->runtimes[k].end_ns, base);
@@ -806,6 +819,7 @@ static void events_fini(event *e)
     sp__buf_fini(&e->arg_name);
     sp__buf_fini(&e->first_key);
     sp__paddle_args_fini(&e->pa);
+    sp__comm_args_fini(&e->comm);
 }
 
 sp_status sp__load_json(FILE *f, const char *path, const sp_load_options *opts, sp_result **out)

@@ -499,6 +499,7 @@ static void restore_header(loader *l, const sp__pb_trees *m, int *keep_counters)
         for (int k = 0; c && c->name && k < SP_COUNTER_COUNT; k++)
             if (strcmp(c->name, sp_counter_name((sp_counter_kind)k)) == 0) r->counters[k] = c->value;
     }
+    if (sp__pb_read_dist(&l->b, m) != 0) l->b.failed = 1;
 }
 
 static sp_status load(loader *l, sp_result **out)

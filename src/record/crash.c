@@ -129,6 +129,7 @@ static void put_meta(int signo)
     sp__sync now;
     sp__clock_sync(&now); /* rdtsc and clock_gettime: async-signal-safe */
     sp__dump_meta_section(&out, signo, armed_pid, &span_start, &now, info.flags, info.process_name);
+    sp__dump_dist_section(&out, &info.dist);
 }
 
 /* Says on stderr that no dump was saved (a full disk, a file size limit):

@@ -13,6 +13,8 @@
  *   sections one after another: u32 type, u32 0, u64 payload bytes, then
  *            the payload padded with zeros to a multiple of 8 bytes:
  *     META   (first, once) sp__dump_meta
+ *     DIST   (optional, once, right after META) sp__dump_dist: the rank
+ *            metadata; dumps without it load as a single process's
  *     THREAD sp__dump_thread; starts a thread: the WORDS after it are its
  *     WORDS  record words (record.h) of the current thread, whole events;
  *            a thread's WORDS sections concatenated are its events in order
@@ -49,7 +51,8 @@ enum sp__dump_section {
     SP__DUMP_NAME = 4,
     SP__DUMP_END = 5,
     SP__DUMP_MORE = 6,
-    SP__DUMP_FLUSH = 7
+    SP__DUMP_FLUSH = 7,
+    SP__DUMP_DIST = 8 /* optional, once, right after META */
 };
 
 /* META flag bits (the options recorded in the trace metadata). */
@@ -75,6 +78,15 @@ typedef struct sp__dump_meta {
     uint64_t orphan_dropped;
     char process_name[64];
 } sp__dump_meta;
+
+/* Where the span ran (the result's distributedInfo), as the launcher's
+ * environment said when the dump was armed; texts NUL-terminated. */
+typedef struct sp__dump_dist {
+    int64_t rank, world_size, local_rank, local_world_size;
+    char hostname[256];
+    char job[128];
+    char backend[32]; /* the backend the run named, "" when the reader guesses */
+} sp__dump_dist;
 
 typedef struct sp__dump_thread {
     uint64_t tid;
@@ -104,6 +116,7 @@ typedef struct sp__dump_flush {
 typedef struct sp__crash_info {
     uint64_t flags;         /* SP__DUMP_* */
     char process_name[64];
+    sp__dump_dist dist;
 } sp__crash_info;
 
 /* Opens the dump's temporary file in path's directory (unnamed, O_TMPFILE,

@@ -89,6 +89,12 @@ void sp__dump_meta_section(sp__dump_writer *w, int64_t signo, int64_t pid, const
     sp__dump_put(w, &m, sizeof m);
 }
 
+void sp__dump_dist_section(sp__dump_writer *w, const sp__dump_dist *d)
+{
+    sp__dump_section(w, SP__DUMP_DIST, sizeof *d);
+    sp__dump_put(w, d, sizeof *d);
+}
+
 /* Whether the byte at p can be read, without touching it: write() reports
  * EFAULT for an unmapped address instead of raising a signal. */
 static int readable(const sp__dump_writer *w, const char *p)

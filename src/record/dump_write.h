@@ -33,6 +33,8 @@ void sp__dump_flush_out(sp__dump_writer *w);
 /* The file header: magic, version, header size, byte-order word. */
 void sp__dump_header(sp__dump_writer *w);
 /* A META section for the span that began at start, reaching now. */
+/* The DIST section: d as it is (async-signal-safe). */
+void sp__dump_dist_section(sp__dump_writer *w, const sp__dump_dist *d);
 void sp__dump_meta_section(sp__dump_writer *w, int64_t signo, int64_t pid, const sp__sync *start,
                            const sp__sync *now, uint64_t flags, const char *process_name);
 /* A NAME section: ptr and the text it points to, probed page by page

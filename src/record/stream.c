@@ -338,6 +338,7 @@ static void put_start(const sp__crash_info *info)
     /* META's end is the start: each FLUSH gives the time reached. */
     sp__dump_meta_section(&out, 0, (int64_t)getpid(), &span_start, &span_start,
                           info->flags | SP__DUMP_STREAMED, info->process_name);
+    sp__dump_dist_section(&out, &info->dist);
     put_flush();
     sp__dump_flush_out(&out);
 }

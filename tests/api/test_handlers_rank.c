@@ -93,7 +93,8 @@ static void test_handlers_rank_padding_follows_world_size(void)
         CHECK(strstr(name, ".pt.trace.json") != NULL);
         long world = strtol(cases[i].world, NULL, 10), rank = strtol(cases[i].rank, NULL, 10);
         if (world <= rank) world = rank + 1;
-        snprintf(info, sizeof info, "\"rank\": %ld, \"world_size\": %ld}", rank, world);
+        snprintf(info, sizeof info, "\"rank\": %ld, \"world_size\": %ld, \"local_rank\": ", rank,
+                 world);
         if (!strstr(text, info)) fprintf(stderr, "trace lacks %s\n", info);
         CHECK(strstr(text, info) != NULL);
     }

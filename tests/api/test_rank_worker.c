@@ -114,7 +114,8 @@ static void check_case(const char *env, const char *worker, long rank, long worl
     if (name) CHECK(matches(pattern, name));
     char line[160];
     /* No backend in a single process; without GPUs a distributed run's is gloo. */
-    snprintf(line, sizeof line, "\"distributedInfo\":{%s\"rank\": %ld, \"world_size\": %ld}",
+    snprintf(line, sizeof line,
+             "\"distributedInfo\":{%s\"rank\": %ld, \"world_size\": %ld, \"local_rank\": ",
              world > 1 ? "\"backend\": \"gloo\", " : "", rank, world);
     if (text && !strstr(text, line)) CHECK_FAIL_("%s: no %s in the trace", env, line);
     free(name);

@@ -279,6 +279,8 @@ static void test_cli_info(void)
     CHECK(strstr(out_text, "start: 2026-11-18 11:06:40.000000500 UTC (1795000000000000500 ns)") != NULL);
     CHECK(strstr(out_text, "dropped: 1\n") != NULL);
     CHECK(strstr(out_text, "misuse=2") != NULL);
+    /* The seed names no rank: the defaults of a single process. */
+    CHECK(strstr(out_text, "rank: 0 of 1 (local 0 of 1), host: -, backend: -, job: -\n") != NULL);
 }
 
 static void test_cli_diff(void)

@@ -63,8 +63,15 @@ static void make_dump(void)
     o.save_on_crash = true;
     o.crash_path = dump_path;
     sp_profiler *p = NULL;
+    /* The dump keeps where it ran, as the launcher said when it was armed. */
+    setenv("RANK", "2", 1);
+    setenv("WORLD_SIZE", "4", 1);
+    setenv("OMPI_MCA_ess_base_jobid", "77", 1);
     CHECK_OK(sp_profiler_create(&o, &p));
     CHECK_OK(sp_profiler_start(p));
+    unsetenv("RANK");
+    unsetenv("WORLD_SIZE");
+    unsetenv("OMPI_MCA_ess_base_jobid");
     /* Two steps before the crash: one with num_samples, one without. */
     CHECK_OK(sp_profiler_step(p, 16));
     CHECK_OK(sp_profiler_step(p, -1));
@@ -126,6 +133,17 @@ static void test_load_dump_reads_the_span(void)
     CHECK_EQ(1, forward);
     CHECK_EQ(2, steps);
     CHECK_U64_EQ(1, sp_result_counter(r, SP_COUNTER_UNCLOSED_RANGES));
+    sp_dist_info d;
+    sp_result_dist_info(r, &d);
+    CHECK_EQ(2, d.rank);
+    CHECK_EQ(4, d.world_size);
+    CHECK_EQ(2, d.local_rank);
+    CHECK_EQ(4, d.local_world_size);
+    CHECK_STR_EQ("77", d.job);
+    CHECK_STR_EQ("gloo", d.backend);
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    CHECK_STR_EQ(host, d.hostname);
     sp_result_release(r);
 }
 

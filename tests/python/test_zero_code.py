@@ -6,6 +6,7 @@ cases skip without them. No test depends on timing: the torchrun ranks meet
 through torchrun's --standalone rendezvous (a free local port it picks), and
 every run may take up to ten minutes on a busy machine."""
 import os
+import socket
 import subprocess
 import sys
 
@@ -309,7 +310,13 @@ def test_zero_code_torchrun_profiles_rank_0_only_by_default(tmp_path):
     (name, trace), = traces.items()
     assert "_rank0_" in name
     assert step_names(trace) == steps(0, 2)
-    assert trace["distributedInfo"] == {"backend": "gloo", "rank": 0, "world_size": 2}
+    info = trace["distributedInfo"]
+    assert list(info)[:3] == ["backend", "rank", "world_size"], info
+    assert {k: info[k] for k in ("backend", "rank", "world_size", "local_rank", "local_world_size",
+                                 "hostname")} == {"backend": "gloo", "rank": 0, "world_size": 2,
+                                                  "local_rank": 0, "local_world_size": 2,
+                                                  "hostname": socket.gethostname()}
+    assert info["job"], info  # torchrun's TORCHELASTIC_RUN_ID
     ops = {e["name"] for e in trace["traceEvents"] if e.get("ph") == "X"}
     assert "c10d::allreduce_" in ops, sorted(ops)[:20]  # torch came after the span began
 
@@ -320,12 +327,19 @@ def test_zero_code_torchrun_all_ranks_write_their_own_file(tmp_path):
     says nccl, a guess the real backend goes before."""
     _, traces = torchrun(tmp_path, "all", {"STEPPROF_DIST_BACKEND": "nccl"})
     assert len(traces) == 2, list(traces)
+    jobs = set()
     for rank in (0, 1):
         (trace,) = [t for n, t in traces.items() if f"_rank{rank}_" in n]
-        assert trace["distributedInfo"] == {"backend": "gloo", "rank": rank, "world_size": 2}
+        info = trace["distributedInfo"]
+        assert {k: info[k] for k in ("backend", "rank", "world_size", "local_rank",
+                                     "local_world_size")} == {
+            "backend": "gloo", "rank": rank, "world_size": 2, "local_rank": rank,
+            "local_world_size": 2}
+        jobs.add(info["job"])
         assert step_names(trace) == steps(0, 2)
         ops = {e["name"] for e in trace["traceEvents"] if e.get("ph") == "X"}
         assert "c10d::allreduce_" in ops, sorted(ops)[:20]
+    assert len(jobs) == 1 and "" not in jobs, jobs  # one torchrun job, named
 
 
 def test_zero_code_program_profiler_takes_over(tmp_path):

@@ -424,9 +424,10 @@ int cli_convert(int argc, char **argv)
 static const char info_help[] =
     "usage: stepprof info FILE\n"
     "\n"
-    "Describes a saved result: its span (index and time range), each thread\n"
-    "with its events (ranges, instants, counter samples) and dropped events,\n"
-    "the events by type, and the span's counters (drops and repairs).\n";
+    "Describes a saved result: its span (index and time range), where it ran\n"
+    "(rank, world size, local rank, host, backend, job), each thread with its\n"
+    "events (ranges, instants, counter samples) and dropped events, the events\n"
+    "by type, and the span's counters (drops and repairs).\n";
 
 static void print_time(const char *label, int64_t ns)
 {
@@ -462,6 +463,12 @@ int cli_info(int argc, char **argv)
     print_time("start: ", start);
     print_time("end:   ", end);
     printf("duration: %.6f ms\n", (double)(end - start) / 1e6);
+    sp_dist_info d;
+    sp_result_dist_info(r, &d);
+    printf("rank: %lld of %lld (local %lld of %lld), host: %s, backend: %s, job: %s\n",
+           (long long)d.rank, (long long)d.world_size, (long long)d.local_rank,
+           (long long)d.local_world_size, *d.hostname ? d.hostname : "-",
+           *d.backend ? d.backend : "-", *d.job ? d.job : "-");
     size_t threads = sp_result_thread_count(r);
     uint64_t by_type[SP_EVENT_TYPE_COUNT] = {0}, total = 0;
     printf("threads: %zu\n", threads);
