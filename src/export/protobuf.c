@@ -57,6 +57,7 @@ typedef struct writer {
     size_t unattributed_count;
     int root_has_unattributed;
     int has_children; /* some node of the thread has runtime, memory or op records */
+    size_t node_max;  /* the thread's largest host node, in bytes */
     /* scratch messages of one node, reused */
     sp__pb_runtime_node *rt_nodes;
     sp__pb_runtime *rts;
@@ -403,22 +404,37 @@ static int fill_node(writer *w, size_t k)
     return 0;
 }
 
-/* Packs (size_only: measures) every host node of the current thread as
- * field 2 entries; returns their total size, or SIZE_MAX on failure. */
-static size_t put_nodes(writer *w, size_t nodes, int size_only)
+/* The size of the current thread's host nodes as field 2 entries, or
+ * SIZE_MAX on failure; notes the largest node for write_nodes. */
+static size_t size_nodes(writer *w, size_t nodes)
 {
     size_t total = 0;
+    w->node_max = 0;
     for (size_t k = 0; k < nodes; k++) {
         if (fill_node(w, k) != 0) return SIZE_MAX;
         size_t n = sp__pb_host_node_size(&w->node);
+        if (n > w->node_max) w->node_max = n;
         total += 1 + varint_size(n) + n;
-        if (size_only) continue;
-        if (sp__buf_reserve(w->b, 1 + 10 + n) != 0) return SIZE_MAX;
-        uint8_t *p = (uint8_t *)w->b->data + w->b->len, *start = p;
-        p = store_varint(p, (SP__PB_THREAD_HOST_NODES << 3) | 2);
-        p = store_varint(p, n);
-        p += sp__pb_host_node_pack(&w->node, p);
-        w->b->len += (size_t)(p - start);
+    }
+    return total;
+}
+
+/* Writes the nodes that size_nodes measured; returns the bytes written, or
+ * SIZE_MAX on failure. Each node is packed behind a one-byte length and
+ * moved on when it turns out longer, which costs less than sizing it again. */
+static size_t write_nodes(writer *w, size_t nodes)
+{
+    size_t total = 0;
+    for (size_t k = 0; k < nodes; k++) {
+        if (fill_node(w, k) != 0 || sp__buf_reserve(w->b, 1 + 10 + w->node_max) != 0)
+            return SIZE_MAX;
+        uint8_t *p = (uint8_t *)w->b->data + w->b->len, *body = p + 2;
+        size_t n = sp__pb_host_node_pack(&w->node, body);
+        if (n >= 0x80) memmove(p + 1 + varint_size(n), body, n);
+        p[0] = (SP__PB_THREAD_HOST_NODES << 3) | 2;
+        size_t head = (size_t)(store_varint(p + 1, n) - p);
+        w->b->len += head + n;
+        total += head + n;
         sp__out_maybe_flush(w->out);
     }
     return total;
@@ -482,12 +498,13 @@ static int put_thread(writer *w, const sp__thread *t, uint64_t tid)
         }
     }
     size_t head_size = protobuf_c_message_get_packed_size(&head.base);
-    size_t body = put_nodes(w, events + 1, 1);
+    size_t body = size_nodes(w, events + 1);
     if (body == SIZE_MAX) return -1;
     put_varint(w->b, (SP__PB_TREES_THREAD_TREES << 3) | 2);
     put_varint(w->b, head_size + body);
     put_message(w, &head.base, head_size);
-    if (put_nodes(w, events + 1, 0) == SIZE_MAX) return -1;
+    /* The passes build the same nodes; a difference would corrupt the file. */
+    if (write_nodes(w, events + 1) != body) return -1;
     free_index(&w->runtimes);
     free_index(&w->mems);
     free_index(&w->ops);
