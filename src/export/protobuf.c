@@ -372,7 +372,8 @@ static int fill_node(writer *w, size_t k)
         node->parentid = e->parent < 0 ? 0 : (int64_t)e->parent + 1;
         h->name = (char *)sp__result_name(w->r, e->name);
         h->type = e->type;
-        h->has_stepprof_type = e->type > SP_EVENT_PYTHON_USER_DEFINED; /* paddle's enum ends at 14 */
+        /* paddle's enum ends at 14; stepprof_type keeps the exact type */
+        h->has_stepprof_type = e->type > SP_EVENT_PYTHON_USER_DEFINED;
         if (h->has_stepprof_type) {
             h->type = SP_EVENT_OPERATOR_INNER;
             h->stepprof_type = e->type;
@@ -471,7 +472,8 @@ static int put_thread(writer *w, const sp__thread *t, uint64_t tid)
     w->t = t;
     w->tid = tid;
     w->root_has_unattributed = tid == 0 && w->unattributed_count > 0;
-    w->has_children = w->root_has_unattributed || (t && (t->runtime_count || t->mem_count || t->op_count));
+    w->has_children =
+        w->root_has_unattributed || (t && (t->runtime_count || t->mem_count || t->op_count));
     size_t events = t ? t->count : 0;
     if (events > UINT32_MAX - 2) return -1;
     if (t && t->runtime_count &&

@@ -76,7 +76,8 @@ static inline uint8_t *pack_fixed64(uint8_t *p, int has, unsigned number, double
     uint64_t bits;
     memcpy(&bits, &v, sizeof bits);
     p = put_tag(p, number, WIRE_I64);
-    for (int i = 0; i < 8; i++) *p++ = (uint8_t)(bits >> (8 * i));
+    for (int i = 0; i < 8; i++)
+        *p++ = (uint8_t)(bits >> (8 * i));
     return p;
 }
 
@@ -86,7 +87,8 @@ static inline uint8_t *pack_fixed32(uint8_t *p, int has, unsigned number, float 
     uint32_t bits;
     memcpy(&bits, &v, sizeof bits);
     p = put_tag(p, number, WIRE_I32);
-    for (int i = 0; i < 4; i++) *p++ = (uint8_t)(bits >> (8 * i));
+    for (int i = 0; i < 4; i++)
+        *p++ = (uint8_t)(bits >> (8 * i));
     return p;
 }
 
@@ -316,8 +318,9 @@ static uint8_t *runtime_node_pack(const sp__pb_runtime_node *n, uint8_t *p)
 
 static size_t mem_size(const sp__pb_mem *e)
 {
-    return opt_varint(e->has_timestamp_ns, 1, e->timestamp_ns) + opt_varint(e->has_type, 2, e->type) +
-           opt_varint(e->has_addr, 3, e->addr) + opt_varint(e->has_process_id, 4, e->process_id) +
+    return opt_varint(e->has_timestamp_ns, 1, e->timestamp_ns) +
+           opt_varint(e->has_type, 2, e->type) + opt_varint(e->has_addr, 3, e->addr) +
+           opt_varint(e->has_process_id, 4, e->process_id) +
            opt_varint(e->has_thread_id, 5, e->thread_id) +
            opt_varint(e->has_increase_bytes, 6, (uint64_t)e->increase_bytes) +
            opt_string(7, e->place) + opt_varint(e->has_current_allocated, 8, e->current_allocated) +
@@ -363,7 +366,8 @@ size_t sp__pb_host_node_size(const sp__pb_host_node *n)
     if (n->host_trace_event) size += len_field(3, host_size(n->host_trace_event));
     for (size_t i = 0; i < n->n_runtime_nodes; i++)
         size += len_field(4, runtime_node_size(n->runtime_nodes[i]));
-    for (size_t i = 0; i < n->n_mem_nodes; i++) size += len_field(5, mem_node_size(n->mem_nodes[i]));
+    for (size_t i = 0; i < n->n_mem_nodes; i++)
+        size += len_field(5, mem_node_size(n->mem_nodes[i]));
     for (size_t i = 0; i < n->n_op_supplement_nodes; i++)
         size += len_field(6, protobuf_c_message_get_packed_size(&n->op_supplement_nodes[i]->base));
     return size;

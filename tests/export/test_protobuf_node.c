@@ -37,7 +37,8 @@ static int same_as_protobuf_c(const sp__pb_host_node *n, const char *what, unsig
     int same = packed == want && wrote == want && memcmp(a, b, want) == 0;
     if (!same) {
         size_t at = 0;
-        while (at < want && a[at] == b[at]) at++;
+        while (at < want && a[at] == b[at])
+            at++;
         CHECK_FAIL_("%s, mask %#x: wrote %zu bytes, protobuf-c %zu; first difference at byte %zu",
                     what, mask, wrote, packed, at);
     }
@@ -47,14 +48,15 @@ static int same_as_protobuf_c(const sp__pb_host_node *n, const char *what, unsig
 }
 
 /* Values at the edges of varint lengths, and the largest. */
-static const uint64_t edges[] = {0, 1, 127, 128, 16383, 16384, UINT32_MAX, (uint64_t)1 << 35,
-                                 (uint64_t)INT64_MAX, UINT64_MAX};
+static const uint64_t edges[] = {
+    0, 1, 127, 128, 16383, 16384, UINT32_MAX, (uint64_t)1 << 35, (uint64_t)INT64_MAX, UINT64_MAX};
 #define EDGE(i) edges[(i) % (sizeof edges / sizeof edges[0])]
 
 static char long_name[20000];
 static const char *string_of(unsigned i)
 {
-    static const char *const strings[] = {"", "matmul", long_name + sizeof long_name - 301, long_name};
+    static const char *const strings[] = {"", "matmul", long_name + sizeof long_name - 301,
+                                          long_name};
     return strings[i % 4];
 }
 
@@ -95,14 +97,30 @@ static void test_pb_node_host_every_field_subset(void)
 static void fill_kernel(Paddle__Platform__KernelEventInfoProto *k, unsigned mask)
 {
     *k = (Paddle__Platform__KernelEventInfoProto)PADDLE__PLATFORM__KERNEL_EVENT_INFO_PROTO__INIT;
-    protobuf_c_boolean *has[] = {&k->has_block_x, &k->has_block_y, &k->has_block_z, &k->has_grid_x,
-                                 &k->has_grid_y, &k->has_grid_z, &k->has_dynamic_shared_memory,
-                                 &k->has_static_shared_memory, &k->has_registers_per_thread,
-                                 &k->has_local_memory_per_thread, &k->has_local_memory_total};
-    uint32_t *u32[] = {&k->block_x, &k->block_y, &k->block_z, &k->grid_x, &k->grid_y, &k->grid_z,
-                       &k->dynamic_shared_memory, &k->static_shared_memory, &k->registers_per_thread,
-                       &k->local_memory_per_thread, &k->local_memory_total};
-    for (unsigned i = 0; i < 11; i++) *has[i] = !!(mask & 1u << i), *u32[i] = (uint32_t)EDGE(mask + i);
+    protobuf_c_boolean *has[] = {&k->has_block_x,
+                                 &k->has_block_y,
+                                 &k->has_block_z,
+                                 &k->has_grid_x,
+                                 &k->has_grid_y,
+                                 &k->has_grid_z,
+                                 &k->has_dynamic_shared_memory,
+                                 &k->has_static_shared_memory,
+                                 &k->has_registers_per_thread,
+                                 &k->has_local_memory_per_thread,
+                                 &k->has_local_memory_total};
+    uint32_t *u32[] = {&k->block_x,
+                       &k->block_y,
+                       &k->block_z,
+                       &k->grid_x,
+                       &k->grid_y,
+                       &k->grid_z,
+                       &k->dynamic_shared_memory,
+                       &k->static_shared_memory,
+                       &k->registers_per_thread,
+                       &k->local_memory_per_thread,
+                       &k->local_memory_total};
+    for (unsigned i = 0; i < 11; i++)
+        *has[i] = !!(mask & 1u << i), *u32[i] = (uint32_t)EDGE(mask + i);
     k->has_queued = !!(mask & 1u << 11), k->queued = EDGE(mask + 11);
     k->has_submitted = !!(mask & 1u << 12), k->submitted = EDGE(mask + 12);
     k->has_completed = !!(mask & 1u << 13), k->completed = EDGE(mask + 13);
@@ -156,16 +174,20 @@ static int runtime_node_matches(unsigned rt_mask, unsigned dev_mask, unsigned ke
         e->has_correlation_id = !!(m & 128), e->correlation_id = (uint32_t)EDGE(m + 6);
         e->has_stepprof_index = !!(m & 256), e->stepprof_index = EDGE(m + 7);
         if (d == 1) {
-            e->detail_info_case = PADDLE__PLATFORM__DEVICE_TRACE_EVENT_PROTO__DETAIL_INFO_KERNEL_INFO;
+            e->detail_info_case =
+                PADDLE__PLATFORM__DEVICE_TRACE_EVENT_PROTO__DETAIL_INFO_KERNEL_INFO;
             e->kernel_info = &kernel;
         } else if (d == 2) {
-            e->detail_info_case = PADDLE__PLATFORM__DEVICE_TRACE_EVENT_PROTO__DETAIL_INFO_MEMCPY_INFO;
+            e->detail_info_case =
+                PADDLE__PLATFORM__DEVICE_TRACE_EVENT_PROTO__DETAIL_INFO_MEMCPY_INFO;
             e->memcpy_info = &copy;
         } else if (d == 3) {
-            e->detail_info_case = PADDLE__PLATFORM__DEVICE_TRACE_EVENT_PROTO__DETAIL_INFO_MEMSET_INFO;
+            e->detail_info_case =
+                PADDLE__PLATFORM__DEVICE_TRACE_EVENT_PROTO__DETAIL_INFO_MEMSET_INFO;
             e->memset_info = &set;
         } else if (d == 4) { /* the case set, its message missing: protobuf-c writes nothing */
-            e->detail_info_case = PADDLE__PLATFORM__DEVICE_TRACE_EVENT_PROTO__DETAIL_INFO_KERNEL_INFO;
+            e->detail_info_case =
+                PADDLE__PLATFORM__DEVICE_TRACE_EVENT_PROTO__DETAIL_INFO_KERNEL_INFO;
             e->kernel_info = NULL;
         }
         dev_nodes[d] = (sp__pb_device_node)PADDLE__PLATFORM__DEVICE_TRACE_EVENT_NODE_PROTO__INIT;
@@ -197,8 +219,10 @@ static void test_pb_node_runtimes_and_devices(void)
         ok = runtime_node_matches(rt_mask, rt_mask * 3u & 0x3ff, 0x1ffff);
     for (unsigned dev_mask = 0; ok && dev_mask < (1u << 10); dev_mask++)
         ok = runtime_node_matches(0xff, dev_mask, (1u << 17) - 1 - dev_mask);
-    for (unsigned bit = 0; ok && bit < 17; bit++) ok = runtime_node_matches(0xff, 0x3ff, 1u << bit);
-    for (unsigned i = 0; ok && i < 256; i++) ok = runtime_node_matches(i, 0x1ff, i * 2654435761u & 0x1ffff);
+    for (unsigned bit = 0; ok && bit < 17; bit++)
+        ok = runtime_node_matches(0xff, 0x3ff, 1u << bit);
+    for (unsigned i = 0; ok && i < 256; i++)
+        ok = runtime_node_matches(i, 0x1ff, i * 2654435761u & 0x1ffff);
     CHECK_EQ(256 + 1024 + 17 + 256, compared);
 }
 
