@@ -5,10 +5,12 @@
  * The file streams out through sp__out: the root message's small fields are
  * packed by protobuf-c as one NodeTreesProto without thread trees, then each
  * thread tree is appended as field 3, itself a ThreadNodeTreeProto header
- * followed by its host nodes (field 2), each packed by protobuf-c. Protobuf
- * merges repeated fields that appear apart, so readers see one message. A
- * node is packed twice (once to size its thread's tree, once to write it),
- * and memory stays bounded by one node, not the trace.
+ * followed by its host nodes (field 2). Protobuf merges repeated fields
+ * that appear apart, so readers see one message. Each node is built twice,
+ * once to size its thread's tree and once to write it, so memory stays
+ * bounded by one node, not the trace; host nodes are sized and packed by
+ * hand (protobuf_node.c), the same bytes as protobuf-c's without its
+ * reflection, which made the save several times its write() floor.
  *
  * Host nodes are written in pre-order (the result's event order): id =
  * event index + 1, parentid = parent's id, the root (id 0, parentid -1)
@@ -54,6 +56,8 @@ typedef struct writer {
     uint32_t *unattributed;            /* device indexes without a runtime call */
     size_t unattributed_count;
     int root_has_unattributed;
+    int has_children; /* some node of the thread has runtime, memory or op records */
+    size_t node_max;  /* the thread's largest host node, in bytes */
     /* scratch messages of one node, reused */
     sp__pb_runtime_node *rt_nodes;
     sp__pb_runtime *rts;
@@ -73,6 +77,8 @@ typedef struct writer {
     sp__pb_scratch scratch; /* one node's op supplements */
     sp__pb_op_node **op_ptrs;
     size_t op_cap;
+    sp__pb_host_node node; /* the host node being written, and its event */
+    sp__pb_host host;
     int failed;
 } writer;
 
@@ -86,6 +92,16 @@ static void put_varint(sp__buf *b, uint64_t v)
     }
     bytes[n++] = (char)v;
     sp__buf_append(b, bytes, n);
+}
+
+static uint8_t *store_varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
 }
 
 static size_t varint_size(uint64_t v)
@@ -335,27 +351,31 @@ static int fill_ops(writer *w, size_t k, size_t *count)
     return 0;
 }
 
-/* Builds host node k (0 = root, else event k - 1) in node/host. */
-static int fill_node(writer *w, size_t k, sp__pb_host_node *node, sp__pb_host *h)
+/* Builds host node k (0 = root, else event k - 1) in w->node. The two
+ * messages were set up once (writer_init); every field that varies is
+ * assigned here, so a node costs no clearing of whole structs. */
+static int fill_node(writer *w, size_t k)
 {
-    *node = (sp__pb_host_node)PADDLE__PLATFORM__HOST_TRACE_EVENT_NODE_PROTO__INIT;
-    *h = (sp__pb_host)PADDLE__PLATFORM__HOST_TRACE_EVENT_PROTO__INIT;
-    node->has_id = node->has_parentid = 1;
+    sp__pb_host_node *node = &w->node;
+    sp__pb_host *h = &w->host;
     node->id = (int64_t)k;
-    h->has_type = h->has_start_ns = h->has_end_ns = h->has_process_id = h->has_thread_id = 1;
     if (k == 0) {
         node->parentid = -1;
         h->name = (char *)SP__PB_ROOT_NAME;
         h->type = SP_EVENT_USER_DEFINED;
+        h->start_ns = 0;
         h->end_ns = UINT64_MAX;
+        h->process_id = h->thread_id = 0;
+        h->has_stepprof_flags = h->has_stepprof_value = h->has_stepprof_type = 0;
     } else {
         const sp__event *e = &w->t->events[k - 1];
         node->parentid = e->parent < 0 ? 0 : (int64_t)e->parent + 1;
         h->name = (char *)sp__result_name(w->r, e->name);
         h->type = e->type;
-        if (e->type > SP_EVENT_PYTHON_USER_DEFINED) { /* paddle's enum ends at 14 */
+        /* paddle's enum ends at 14; stepprof_type keeps the exact type */
+        h->has_stepprof_type = e->type > SP_EVENT_PYTHON_USER_DEFINED;
+        if (h->has_stepprof_type) {
             h->type = SP_EVENT_OPERATOR_INNER;
-            h->has_stepprof_type = 1;
             h->stepprof_type = e->type;
         }
         h->start_ns = (uint64_t)e->start_ns;
@@ -364,16 +384,18 @@ static int fill_node(writer *w, size_t k, sp__pb_host_node *node, sp__pb_host *h
         h->thread_id = w->tid;
         uint32_t flags = e->flags & (SP_EVENT_FLAG_INSTANT | SP_EVENT_FLAG_COUNTER |
                                      SP_EVENT_FLAG_UNCLOSED | SP_EVENT_FLAG_SAMPLES);
-        if (flags) {
-            h->has_stepprof_flags = 1;
-            h->stepprof_flags = flags;
-        }
-        if (e->flags & (SP_EVENT_FLAG_COUNTER | SP_EVENT_FLAG_SAMPLES)) {
-            h->has_stepprof_value = 1;
-            h->stepprof_value = e->value;
-        }
+        h->has_stepprof_flags = flags != 0;
+        h->stepprof_flags = flags;
+        h->has_stepprof_value = (e->flags & (SP_EVENT_FLAG_COUNTER | SP_EVENT_FLAG_SAMPLES)) != 0;
+        h->stepprof_value = h->has_stepprof_value ? e->value : 0;
     }
-    node->host_trace_event = h;
+    if (!w->has_children) { /* most threads: a CPU-only host tree */
+        node->n_runtime_nodes = node->n_mem_nodes = node->n_op_supplement_nodes = 0;
+        node->runtime_nodes = NULL;
+        node->mem_nodes = NULL;
+        node->op_supplement_nodes = NULL;
+        return 0;
+    }
     if (fill_runtimes(w, k, &node->n_runtime_nodes) != 0) return -1;
     node->runtime_nodes = node->n_runtime_nodes ? w->rt_ptrs : NULL;
     if (fill_mems(w, k, &node->n_mem_nodes) != 0) return -1;
@@ -383,21 +405,37 @@ static int fill_node(writer *w, size_t k, sp__pb_host_node *node, sp__pb_host *h
     return 0;
 }
 
-/* Packs (size_only: measures) every host node of the current thread as
- * field 2 entries; returns their total size, or SIZE_MAX on failure. */
-static size_t put_nodes(writer *w, size_t nodes, int size_only)
+/* The size of the current thread's host nodes as field 2 entries, or
+ * SIZE_MAX on failure; notes the largest node for write_nodes. */
+static size_t size_nodes(writer *w, size_t nodes)
+{
+    size_t total = 0;
+    w->node_max = 0;
+    for (size_t k = 0; k < nodes; k++) {
+        if (fill_node(w, k) != 0) return SIZE_MAX;
+        size_t n = sp__pb_host_node_size(&w->node);
+        if (n > w->node_max) w->node_max = n;
+        total += 1 + varint_size(n) + n;
+    }
+    return total;
+}
+
+/* Writes the nodes that size_nodes measured; returns the bytes written, or
+ * SIZE_MAX on failure. Each node is packed behind a one-byte length and
+ * moved on when it turns out longer, which costs less than sizing it again. */
+static size_t write_nodes(writer *w, size_t nodes)
 {
     size_t total = 0;
     for (size_t k = 0; k < nodes; k++) {
-        sp__pb_host_node node;
-        sp__pb_host h;
-        if (fill_node(w, k, &node, &h) != 0) return SIZE_MAX;
-        size_t n = protobuf_c_message_get_packed_size(&node.base);
-        total += 1 + varint_size(n) + n;
-        if (size_only) continue;
-        put_varint(w->b, (SP__PB_THREAD_HOST_NODES << 3) | 2);
-        put_varint(w->b, n);
-        put_message(w, &node.base, n);
+        if (fill_node(w, k) != 0 || sp__buf_reserve(w->b, 1 + 10 + w->node_max) != 0)
+            return SIZE_MAX;
+        uint8_t *p = (uint8_t *)w->b->data + w->b->len, *body = p + 2;
+        size_t n = sp__pb_host_node_pack(&w->node, body);
+        if (n >= 0x80) memmove(p + 1 + varint_size(n), body, n);
+        p[0] = (SP__PB_THREAD_HOST_NODES << 3) | 2;
+        size_t head = (size_t)(store_varint(p + 1, n) - p);
+        w->b->len += head + n;
+        total += head + n;
         sp__out_maybe_flush(w->out);
     }
     return total;
@@ -434,6 +472,8 @@ static int put_thread(writer *w, const sp__thread *t, uint64_t tid)
     w->t = t;
     w->tid = tid;
     w->root_has_unattributed = tid == 0 && w->unattributed_count > 0;
+    w->has_children =
+        w->root_has_unattributed || (t && (t->runtime_count || t->mem_count || t->op_count));
     size_t events = t ? t->count : 0;
     if (events > UINT32_MAX - 2) return -1;
     if (t && t->runtime_count &&
@@ -460,12 +500,13 @@ static int put_thread(writer *w, const sp__thread *t, uint64_t tid)
         }
     }
     size_t head_size = protobuf_c_message_get_packed_size(&head.base);
-    size_t body = put_nodes(w, events + 1, 1);
+    size_t body = size_nodes(w, events + 1);
     if (body == SIZE_MAX) return -1;
     put_varint(w->b, (SP__PB_TREES_THREAD_TREES << 3) | 2);
     put_varint(w->b, head_size + body);
     put_message(w, &head.base, head_size);
-    if (put_nodes(w, events + 1, 0) == SIZE_MAX) return -1;
+    /* The passes build the same nodes; a difference would corrupt the file. */
+    if (write_nodes(w, events + 1) != body) return -1;
     free_index(&w->runtimes);
     free_index(&w->mems);
     free_index(&w->ops);
@@ -549,6 +590,18 @@ static int put_header(writer *w)
     return 0;
 }
 
+/* The messages fill_node reuses for every node: paddle's required fields
+ * are always present, stepprof's own set per node. */
+static void writer_init_node(writer *w)
+{
+    w->node = (sp__pb_host_node)PADDLE__PLATFORM__HOST_TRACE_EVENT_NODE_PROTO__INIT;
+    w->host = (sp__pb_host)PADDLE__PLATFORM__HOST_TRACE_EVENT_PROTO__INIT;
+    w->node.has_id = w->node.has_parentid = 1;
+    w->node.host_trace_event = &w->host;
+    w->host.has_type = w->host.has_start_ns = w->host.has_end_ns = 1;
+    w->host.has_process_id = w->host.has_thread_id = 1;
+}
+
 static void writer_fini(writer *w)
 {
     free_index(&w->runtimes);
@@ -579,6 +632,7 @@ sp_status sp__export_protobuf(const sp_result *r, const char *path)
     if (!path || !*path) return sp__fail(SP_EINVAL, "export: empty output path");
     writer w = {0};
     w.r = r;
+    writer_init_node(&w);
     sp_status s = sp__out_open(&w.out, path, 0);
     if (s != SP_OK) return s;
     w.b = sp__out_buf(w.out);

@@ -68,6 +68,13 @@ sp__pb_device_prop *sp__pb_fill_device_prop(sp__pb_scratch *s, const sp__device_
  * texts point into r, arrays into s. 0, or -1 when out of memory. */
 int sp__pb_fill_dist(sp__pb_scratch *s, const sp_result *r, sp__pb_trees *m);
 
+/* A host node's packed size and bytes, the same as protobuf-c's
+ * get_packed_size and pack, without its reflection (protobuf_node.c).
+ * sp__pb_host_node_pack writes sp__pb_host_node_size(n) bytes at out and
+ * returns that count. */
+size_t sp__pb_host_node_size(const sp__pb_host_node *n);
+size_t sp__pb_host_node_pack(const sp__pb_host_node *n, uint8_t *out);
+
 /* Writes r to path as NodeTreesProto; the file appears whole or not at all. */
 sp_status sp__export_protobuf(const sp_result *r, const char *path);
 
