@@ -1331,7 +1331,10 @@ SP_API sp_status sp_result_compare_steps(const sp_result *base, const sp_result 
  * others wait in a collective, the phase of the step where it fell behind,
  * by how much, and in which steps. Collectives are matched across ranks by
  * their order, and waits are read from their durations, so the ranks need
- * no common clock. ranks[i] is the rank of results[i] (NULL: its position);
+ * no common clock. When the collectives carry records (sp_profiler_add_comm_info,
+ * torch's), an operation is the collectives of one process group and seq.
+ * ranks[i] is the rank of results[i]; NULL takes each result's own rank
+ * (sp_result_dist_info), or their positions when two say the same rank;
  * time_unit is "s", "ms" (NULL), "us" or "ns".
  * Errors: SP_EINVAL (NULL or empty input, a rank given twice, an unknown
  * unit), SP_ENOMEM, SP_EIO.
@@ -1352,8 +1355,9 @@ typedef struct sp_report_options {
     const char *source, *baseline_source;
     /* A distributed job's ranks, for the cross-rank section (as
      * sp_results_rank_summary prints it): one result per rank, the report's
-     * own result among them, and their ranks (NULL: their positions). With
-     * fewer than two (the default: none) the section is left out. */
+     * own result among them, and their ranks (NULL: as sp_results_rank_summary
+     * takes them). With fewer than two (the default: none) the section is
+     * left out. */
     const sp_result *const *ranks;
     const int64_t *rank_ids;
     size_t rank_count;

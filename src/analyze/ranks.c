@@ -24,7 +24,9 @@
 
 typedef struct coll {
     int64_t start, end;
-    uint32_t name;
+    uint32_t name;       /* the collective's name (its record's, else the range's) */
+    const char *group;   /* its record's process group; "" without one */
+    int64_t seq, bytes;  /* from its record; -1 unknown */
 } coll;
 
 typedef struct rank_data {
@@ -35,6 +37,7 @@ typedef struct rank_data {
     int built, stepped;
     coll *colls;
     size_t ncolls;
+    int recorded; /* its collectives come from records that all have a seq */
 } rank_data;
 
 static int by_rank(const void *a, const void *b)
@@ -71,26 +74,58 @@ static int inside_comm(const sp__thread *t, const sp__event *e)
     return 0;
 }
 
-/* The outermost Communication ranges of every thread, in start order. */
+/* A rank's collectives: the Communication ranges that carry a collective
+ * record (sp_profiler_add_comm_info, torch's c10d ops) when it has any,
+ * else its outermost Communication ranges; in start order. */
 static int gather_colls(rank_data *d)
 {
     const sp_result *r = d->r;
-    size_t n = 0;
-    for (size_t t = 0; t < r->thread_count; t++)
+    size_t n = 0, records = 0;
+    for (size_t t = 0; t < r->thread_count; t++) {
         for (size_t k = 0; k < r->threads[t].count; k++)
             n += r->threads[t].events[k].type == SP_EVENT_COMMUNICATION;
-    d->colls = sp__alloc(sizeof *d->colls * (n ? n : 1));
+        for (size_t k = 0; k < r->threads[t].comm_count; k++)
+            records += r->threads[t].comms[k].host >= 0;
+    }
+    d->colls = sp__alloc(sizeof *d->colls * (n + records ? n + records : 1));
     if (!d->colls) return -1;
+    d->recorded = records > 0;
     for (size_t t = 0; t < r->thread_count; t++) {
         const sp__thread *th = &r->threads[t];
+        if (records) {
+            for (size_t k = 0; k < th->comm_count; k++) {
+                const sp__comm *c = &th->comms[k];
+                if (c->host < 0 || (size_t)c->host >= th->count) continue;
+                const sp__event *e = &th->events[c->host];
+                const char *name = sp__result_name(r, c->collective);
+                d->colls[d->ncolls++] = (coll){e->start_ns, e->end_ns, *name ? c->collective : e->name,
+                                               sp__result_name(r, c->group), c->seq, c->bytes};
+                if (c->seq < 0) d->recorded = 0;
+            }
+            continue;
+        }
         for (size_t k = 0; k < th->count; k++) {
             const sp__event *e = &th->events[k];
             if (e->type != SP_EVENT_COMMUNICATION || sp__event_is_mark(e) || inside_comm(th, e)) continue;
-            d->colls[d->ncolls++] = (coll){e->start_ns, e->end_ns, e->name};
+            d->colls[d->ncolls++] = (coll){e->start_ns, e->end_ns, e->name, "", -1, -1};
         }
     }
     qsort(d->colls, d->ncolls, sizeof *d->colls, coll_by_start);
     return 0;
+}
+
+static int coll_by_group_seq(const void *a, const void *b)
+{
+    const coll *x = a, *y = b;
+    int c = strcmp(x->group, y->group);
+    if (c) return c;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The collective of d with this group and seq, or NULL (d sorted by them). */
+static const coll *find_coll(const rank_data *d, const coll *key)
+{
+    return bsearch(key, d->colls, d->ncolls, sizeof *d->colls, coll_by_group_seq);
 }
 
 /* Host compute spans (see the decisions above), merged. */
@@ -227,27 +262,40 @@ static int by_wait_desc(const void *a, const void *b)
     return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
-/* Matches the k-th collective of every rank and charges each wait. */
+/* Matches each operation across the ranks (by process group and seq when
+ * every rank's collectives carry them, else the k-th of every rank) and
+ * charges each wait. */
 static int match(rank_data *d, size_t n, sp__ranks *out)
 {
     size_t fewest = SIZE_MAX, total = 0;
+    int by_seq = n > 0;
     for (size_t i = 0; i < n; i++) {
         fewest = d[i].ncolls < fewest ? d[i].ncolls : fewest;
         total += d[i].ncolls;
+        by_seq &= d[i].recorded;
     }
-    out->matched = n ? fewest : 0;
-    out->unmatched = total - out->matched * n;
-    double *dur = sp__alloc(sizeof *dur * (2 * n + 1)), *scratch = dur + n;
-    if (!dur) return -1;
+    if (by_seq)
+        for (size_t i = 0; i < n; i++)
+            qsort(d[i].colls, d[i].ncolls, sizeof *d[i].colls, coll_by_group_seq);
+    size_t nops = n == 0 ? 0 : by_seq ? d[0].ncolls : fewest;
+    double *dur = sp__alloc(sizeof *dur * (2 * n + 1)), *scratch = dur ? dur + n : NULL;
+    const coll **op = sp__alloc(sizeof *op * (n + 1));
+    if (!dur || !op) goto nomem;
     double threshold = SP__STRAGGLER_SHARE * out->median_step_ns;
     if (threshold < SP__STRAGGLER_MIN_NS) threshold = SP__STRAGGLER_MIN_NS;
-    for (size_t k = 0; k < out->matched; k++) {
+    for (size_t k = 0; k < nops; k++) {
+        int whole = 1;
+        for (size_t i = 0; i < n && whole; i++) {
+            op[i] = by_seq ? (i ? find_coll(&d[i], &d[0].colls[k]) : &d[0].colls[k]) : &d[i].colls[k];
+            whole = op[i] != NULL;
+        }
+        if (!whole) continue;
+        out->matched++;
         size_t who = 0;
         for (size_t i = 0; i < n; i++) {
-            const coll *c = &d[i].colls[k];
-            dur[i] = (double)(c->end - c->start);
+            dur[i] = (double)(op[i]->end - op[i]->start);
             if (dur[i] < dur[who]) who = i;
-            if (strcmp(sp__result_name(d[i].r, c->name), sp__result_name(d[0].r, d[0].colls[k].name)) != 0)
+            if (strcmp(sp__result_name(d[i].r, op[i]->name), sp__result_name(d[0].r, op[0]->name)) != 0)
                 out->mismatched = 1;
         }
         size_t w = 0;
@@ -255,12 +303,16 @@ static int match(rank_data *d, size_t n, sp__ranks *out)
             if (i != who) scratch[w++] = dur[i] - dur[who];
         double wait = median(scratch, w);
         memcpy(scratch, dur, sizeof *dur * n);
-        sp__collective_row *c = collective_row(out, d[0].r, d[0].colls[k].name);
+        sp__collective_row *c = collective_row(out, d[0].r, op[0]->name);
         if (!c) goto nomem;
         c->calls++;
         c->time_ns += median(scratch, n);
         c->wait_ns += wait;
-        ptrdiff_t at = sp__steps_at(&d[who].s, d[who].colls[k].start);
+        if (op[0]->bytes >= 0) {
+            c->bytes += (double)op[0]->bytes;
+            c->has_bytes = 1;
+        }
+        ptrdiff_t at = sp__steps_at(&d[who].s, op[who]->start);
         const sp__step *st = at >= 0 ? &d[who].s.v[at] : NULL;
         if (n < 2 || wait < threshold || !st) continue;
         double excess;
@@ -278,11 +330,15 @@ static int match(rank_data *d, size_t n, sp__ranks *out)
             row->nsteps++;
         }
     }
+    out->unmatched = total - out->matched * n;
+    out->by_seq = by_seq;
     sp__free(dur);
+    sp__free(op);
     if (out->nstrag) qsort(out->strag, out->nstrag, sizeof *out->strag, by_wait_desc);
     return 0;
 nomem:
     sp__free(dur);
+    sp__free(op);
     return -1;
 }
 
@@ -300,6 +356,21 @@ static double median_step(const rank_data *d, size_t n)
     double m = median(v, k);
     sp__free(v);
     return m;
+}
+
+void sp__ranks_default_ids(const sp_result *const *results, size_t n, int64_t *ids)
+{
+    int distinct = 1;
+    for (size_t i = 0; i < n; i++) {
+        sp_dist_info info;
+        sp_result_dist_info(results[i], &info);
+        ids[i] = info.rank;
+        for (size_t j = 0; j < i; j++)
+            distinct &= ids[j] != ids[i];
+    }
+    if (!distinct)
+        for (size_t i = 0; i < n; i++)
+            ids[i] = (int64_t)i;
 }
 
 void sp__ranks_fini(sp__ranks *r)

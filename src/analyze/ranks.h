@@ -5,10 +5,14 @@
  * bandwidth. And the stragglers: which rank made the others wait in a
  * collective, in which phase of which steps it fell behind, and by how much.
  *
- * Collectives are the outermost Communication ranges of each rank, taken in
- * start order; the k-th of one rank is the same operation as the k-th of
- * every other (the occurrence index in start order, docs/trace-format.md),
- * matched only up to the count of the rank with the fewest. Waits are read
+ * A rank's collectives are its Communication ranges that carry a collective
+ * record (process group, seq, bytes: sp_profiler_add_comm_info, torch's
+ * c10d ops) when it has any, else its outermost Communication ranges. When
+ * every rank's collectives have a seq, an operation is the collectives of
+ * the same group and seq on every rank; otherwise the k-th of one rank is
+ * the same operation as the k-th of every other (the occurrence index in
+ * start order, docs/trace-format.md), up to the count of the rank with the
+ * fewest. Waits are read
  * from durations alone, so ranks need no common clock: all ranks leave a
  * collective at nearly the same instant, so the rank that entered last has
  * the shortest one, and each other rank waited its own duration minus that
@@ -45,6 +49,8 @@ typedef struct sp__rank_row {
 typedef struct sp__collective_row {
     const char *name; /* borrowed from the first rank's result */
     size_t calls;     /* matched operations of this name */
+    double bytes;     /* summed over the operations: the lowest rank's bytes */
+    int has_bytes;    /* some operation's bytes were recorded */
     double time_ns;   /* summed over the operations: the median rank's duration */
     double wait_ns;   /* summed: the median wait of the ranks that waited */
 } sp__collective_row;
@@ -69,6 +75,7 @@ typedef struct sp__ranks {
     size_t matched;   /* operations matched on every rank */
     size_t unmatched; /* collectives past the fewest rank's count */
     int mismatched;   /* a matched operation's names differ between ranks */
+    int by_seq;       /* operations matched by process group and seq, not by order */
     double median_step_ns;
 } sp__ranks;
 
@@ -76,6 +83,11 @@ typedef struct sp__ranks {
  * order; rows come out in rank order). Returns 0, or -1 when memory ran out
  * (out then empty). Free with sp__ranks_fini. */
 int sp__ranks_build(const sp_result *const *results, const int64_t *rank, size_t n, sp__ranks *out);
+
+/* The ranks of results as they recorded them (sp_result_dist_info), or
+ * their positions when two of them say the same rank (files of one
+ * process, or of single-process runs). */
+void sp__ranks_default_ids(const sp_result *const *results, size_t n, int64_t *ids);
 void sp__ranks_fini(sp__ranks *r);
 
 /* The tables of semantics.md §6.10 (table_ranks.c), times in unit ("s",

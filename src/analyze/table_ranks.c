@@ -48,17 +48,18 @@ static sp__table *rank_table(const sp__ranks *x, const char *unit)
 
 static sp__table *collective_table(const sp__ranks *x, const char *unit)
 {
-    static const char *const head[] = {"Name", "Calls", "Time (median rank)", "Avg", "Wait (median)"};
-    sp__table *t = sp__table_new(5);
+    static const char *const head[] = {"Name", "Calls", "Bytes", "Time (median rank)", "Avg", "Bandwidth (GB/s)",
+                                       "Wait (median)"};
+    sp__table *t = sp__table_new(7);
     if (!t) return NULL;
     sp__table_column(t, 0, 24, 1);
-    for (size_t c = 1; c < 5; c++)
-        sp__table_column(t, c, c == 1 ? 8 : 20, 1);
+    for (size_t c = 1; c < 7; c++)
+        sp__table_column(t, c, c == 1 ? 8 : 18, 1);
     sp__table_title(t, "Collective Summary");
-    char line[160];
-    snprintf(line, sizeof line, "Time unit: %s; %zu operations matched on every rank, %zu collectives past the "
-                                "fewest rank's count",
-             unit, x->matched, x->unmatched);
+    char line[200];
+    snprintf(line, sizeof line, "Time unit: %s; %zu operations matched on every rank (%s), %zu collectives left "
+                                "unmatched",
+             unit, x->matched, x->by_seq ? "by process group and seq" : "by their order", x->unmatched);
     sp__table_text(t, line);
     if (x->mismatched)
         sp__table_text(t, "Warning: matched operations have different names on different ranks: the ranks "
@@ -68,13 +69,22 @@ static sp__table *collective_table(const sp__ranks *x, const char *unit)
     sp__table_separator(t);
     for (size_t i = 0; i < x->ncolls; i++) {
         const sp__collective_row *r = &x->colls[i];
-        char name[SP__NAME_CELL_BYTES], calls[24], tot[32], avg[32], wait[32];
+        char name[SP__NAME_CELL_BYTES], calls[24], bytes[32], tot[32], avg[32], bw[32], wait[32];
         sp__fmt_name(name, sizeof name, "", r->name, 60, 57);
         snprintf(calls, sizeof calls, "%zu", r->calls);
+        if (r->has_bytes)
+            snprintf(bytes, sizeof bytes, "%.0f", r->bytes);
+        else
+            snprintf(bytes, sizeof bytes, "-");
         cell_time(tot, sizeof tot, r->time_ns, unit);
         cell_time(avg, sizeof avg, r->calls ? r->time_ns / (double)r->calls : 0, unit);
+        /* bytes per ns is GB/s */
+        if (r->has_bytes && r->time_ns > 0)
+            snprintf(bw, sizeof bw, "%.3f", r->bytes / r->time_ns);
+        else
+            snprintf(bw, sizeof bw, "-");
         cell_time(wait, sizeof wait, r->wait_ns, unit);
-        const char *cells[] = {name, calls, tot, avg, wait};
+        const char *cells[] = {name, calls, bytes, tot, avg, bw, wait};
         sp__table_row(t, cells);
     }
     sp__table_separator(t);
@@ -159,8 +169,10 @@ sp_status sp_results_rank_summary(const sp_result *const *results, const int64_t
         return sp__fail(SP_EINVAL, "time_unit must be one of s, ms, us, ns");
     int64_t *own = sp__alloc(sizeof *own * count);
     if (!own) return sp__fail(SP_ENOMEM, "out of memory");
-    for (size_t i = 0; i < count; i++)
-        own[i] = ranks ? ranks[i] : (int64_t)i;
+    if (ranks)
+        memcpy(own, ranks, sizeof *own * count);
+    else
+        sp__ranks_default_ids(results, count, own);
     for (size_t i = 0; i < count; i++)
         for (size_t j = i + 1; j < count; j++)
             if (own[i] == own[j]) {

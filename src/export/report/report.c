@@ -131,13 +131,16 @@ static sp_status analyse_ranks(const sp_report_options *o, sp__ranks *x, int *bu
     int64_t *ids = sp__alloc(sizeof *ids * o->rank_count);
     if (!ids) return sp__fail(SP_ENOMEM, "out of memory");
     sp_status s = SP_OK;
-    for (size_t i = 0; i < o->rank_count && s == SP_OK; i++) {
-        ids[i] = o->rank_ids ? o->rank_ids[i] : (int64_t)i;
+    for (size_t i = 0; i < o->rank_count && s == SP_OK; i++)
         if (!o->ranks[i]) s = sp__fail(SP_EINVAL, "sp_result_report: rank result %zu is NULL", i);
+    if (s == SP_OK && o->rank_ids)
+        memcpy(ids, o->rank_ids, sizeof *ids * o->rank_count);
+    else if (s == SP_OK)
+        sp__ranks_default_ids(o->ranks, o->rank_count, ids);
+    for (size_t i = 0; i < o->rank_count && s == SP_OK; i++)
         for (size_t j = 0; j < i && s == SP_OK; j++)
             if (ids[j] == ids[i])
                 s = sp__fail(SP_EINVAL, "sp_result_report: rank %lld is given twice", (long long)ids[i]);
-    }
     if (s == SP_OK) {
         if (sp__ranks_build(o->ranks, ids, o->rank_count, x) != 0)
             s = sp__fail(SP_ENOMEM, "out of memory analysing the ranks for the report");
