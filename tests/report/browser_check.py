@@ -21,6 +21,7 @@ import glob
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 
@@ -179,6 +180,9 @@ def check_demo(b, cli, trace, out, screenshot):
     check(bars == 10, 'demo: %s step bars, expected 10 (steps 10..19)' % bars)
     check(b.evaluate("!!document.getElementById('slowest-step')"), 'demo: the slowest step is marked')
     check(b.evaluate("document.querySelectorAll('.verdict').length") >= 1, 'demo: the diagnosis is shown')
+    meta = b.evaluate("document.getElementById('meta').textContent")
+    check('Host' + socket.gethostname() in meta and 'Rankone process' in meta,
+          'demo: the header names the host and the single process: %r' % meta)
     rate = b.evaluate("document.querySelector('#throughput-stats tr:nth-child(2) td:nth-child(2)').textContent")
     check(re.fullmatch(r'\d+(\.\d+)?', rate or '') is not None and float(rate) > 0,
           'demo: samples/s is shown (the demo passes its batch to step()): %r' % rate)

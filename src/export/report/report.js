@@ -89,6 +89,9 @@
     var st = run.steps;
     var items = [
       ['File', run.source], ['Program', run.program || '(unnamed)'], ['PID', run.pid],
+      ['Host', run.hostname || 'not recorded'],
+      ['Rank', run.world_size > 1 ? run.rank + ' of ' + run.world_size + (run.backend ? ' (' + run.backend + ')' : '') +
+        (run.job ? ', job ' + run.job : '') : 'one process'],
       ['Span', '#' + run.span_index + ', ' + fmtNs(run.span_ns)],
       ['Steps', st ? st.list.length + ' (' + st.list[0][0] + ' to ' + st.list[st.list.length - 1][0] + ')' : 'none'],
       ['Threads', run.threads], ['Host events', run.host_events], ['GPU records', run.gpu_records],

@@ -36,6 +36,15 @@ static void put_header(sp__buf *b, const sp_result *r, const char *source)
                       ", \"threads\": %zu, \"host_events\": %zu, \"gpu_records\": %zu",
                    r->meta.pid, r->span_index, r->span_end_ns - r->span_start_ns, r->thread_count,
                    host_event_count(r), r->device_count);
+    sp_dist_info dist;
+    sp_result_dist_info(r, &dist);
+    sp__buf_printf(b, ",\n \"rank\": %" PRId64 ", \"world_size\": %" PRId64 ", \"hostname\": ", dist.rank,
+                   dist.world_size);
+    put_str(b, dist.hostname);
+    sp__buf_puts(b, ", \"backend\": ");
+    put_str(b, dist.backend);
+    sp__buf_puts(b, ", \"job\": ");
+    put_str(b, dist.job);
     sp__buf_puts(b, ",\n \"options\": [");
     const char *sep = "";
     const struct {
