@@ -4,6 +4,7 @@
 four traces names rank 2 as the straggler, behind in Dataloader, in those
 steps, and the other ranks' wait in the all-reduce shows as their exposed
 communication. The report of the four traces holds the same tables."""
+import glob
 import os
 import re
 import subprocess
@@ -29,10 +30,15 @@ def traces(tmp_path_factory):
            if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR",
                         "MASTER_PORT", "TORCHELASTIC_RUN_ID")}
     env["OMP_NUM_THREADS"] = "1"
+    logs = out / "logs"
     r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
-                        "--nproc_per_node", str(RANKS), os.path.join(HERE, "ddp_straggler.py"), str(out)],
+                        "--nproc_per_node", str(RANKS), "--log-dir", str(logs), "--redirects", "3",
+                        os.path.join(HERE, "ddp_straggler.py"), str(out)],
                        env=env, cwd=str(out), capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr[-4000:]
+    if r.returncode != 0:  # each rank's own stderr says why it died
+        ranks = "".join("\n== %s\n%s" % (p, open(p, errors="replace").read()[-3000:])
+                        for p in sorted(glob.glob(str(logs / "**" / "stderr.log"), recursive=True)))
+        pytest.fail("torchrun exited %d: %s%s" % (r.returncode, r.stderr[-2000:], ranks))
     return out, [str(out / f"rank{rank}.json") for rank in range(RANKS)]
 
 
@@ -77,3 +83,33 @@ def test_rank_straggler_report(traces, tmp_path):
     html = open(page, encoding="utf-8").read()
     assert '"ranks": {"ids": [0, 1, 2, 3], "tables": [' in html
     assert re.search(r'\["row", "2", "Dataloader", "\d+"', html), html[:2000]
+
+
+def test_rank_merge_and_own_summaries(traces, tmp_path):
+    """The four traces merge into one with every rank present and its
+    all-reduces (the same seqs on every rank); and the cross-rank summary's
+    step time of each rank is the one its own summary gives."""
+    import json
+    _, files = traces
+    job = str(tmp_path / "job.json")
+    r = subprocess.run([CLI, "merge", *files, "-o", job], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    merged = json.load(open(job))
+    names = {e["pid"]: e["args"]["name"] for e in merged["traceEvents"]
+             if e.get("ph") == "M" and e.get("name") == "process_name"}
+    for rank in range(RANKS):
+        assert names.get(rank, "").startswith("rank %d (" % rank), names
+    assert [x["rank"] for x in merged["stepprof_merge"]["ranks"]] == list(range(RANKS))
+    seqs = {rank: sorted(e["args"]["seq"] for e in merged["traceEvents"]
+                         if e.get("pid") == rank and e.get("ph") == "X" and "seq" in e.get("args", {}))
+            for rank in range(RANKS)}
+    assert seqs[0] and all(v == seqs[0] for v in seqs.values()), seqs
+    text = subprocess.run([CLI, "summary", *files], capture_output=True, text=True, timeout=120,
+                          check=True).stdout
+    steps = {row[0]: row[2] for row in table_rows(text, "Cross-rank Summary")}
+    for rank, path in enumerate(files):
+        own = subprocess.run([CLI, "summary", "--views", "Model", path], capture_output=True, text=True,
+                             timeout=120, check=True).stdout
+        row = next(re.split(r"\s{2,}", ln.strip()) for ln in own.splitlines() if ln.startswith("ProfileStep"))
+        avg = row[2].split(" / ")[1]
+        assert steps[str(rank)] == avg, (rank, steps, row)
