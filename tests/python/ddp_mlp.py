@@ -29,7 +29,7 @@ with sp.Profiler(scheduler=(2, 5), on_trace_ready=None) as p:
         p.step()
 for suffix, fmt in (("json", "json"), ("json.gz", "json.gz"), ("pb", "pb")):
     p.export(os.path.join(out, f"rank{rank}.{suffix}"), format=fmt)
-# Every rank done before any tears gloo down: a rank that left early made a
-# peer's gloo end in std::terminate about once in 30 runs.
+# Every rank done before any tears gloo down: one run in about 30 ended with
+# std::terminate in one rank after its work, and an early teardown is the suspect.
 dist.barrier()
 dist.destroy_process_group()
