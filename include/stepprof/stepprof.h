@@ -1148,6 +1148,21 @@ SP_API void sp_merge_options_init(sp_merge_options *opts);
 SP_API sp_status sp_trace_merge(const char *const *paths, size_t n_paths, const char *out_path,
                                 const sp_merge_options *opts);
 
+/* Reads a trace as its ranks' results. A trace that sp_trace_merge wrote
+ * gives one result per rank it holds, in rank order, each with that rank's
+ * events (on the merged clock), its GPU rows as devices again and its rank
+ * metadata (sp_result_dist_info); any other file gives one result, as
+ * sp_result_load does. On success *out holds an array of *count results
+ * (owned: pair with sp_results_release). Events that name no rank of the
+ * merge are counted in the first result's load_skipped. Errors: those of
+ * sp_result_load. Threads: any. */
+SP_API sp_status sp_result_load_ranks(const char *path, const sp_load_options *opts,
+                                      sp_result ***out, size_t *count);
+
+/* Releases the results of sp_result_load_ranks and their array. NULL
+ * does nothing. Threads: any. */
+SP_API void sp_results_release(sp_result **results, size_t count);
+
 /* ------------------------------------------------------------------------ */
 /* Summary tables                                                            */
 

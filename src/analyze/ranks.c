@@ -2,6 +2,8 @@
  * steps.c, so a rank's phases are cut as `stepprof diagnose` cuts them.
  *
  * Decisions:
+ * - Communication: a rank's GPU communication kernels when it has any,
+ *   else its host Communication ranges.
  * - Compute, host side (a rank without device records): its Operator
  *   ranges that are not inside a Communication range, when it has
  *   Operator ranges (torch and paddle record every op, so an op running
@@ -163,9 +165,11 @@ static int rank_figures(const rank_data *d, sp__rank_row *row)
     for (int i = 0; i < N; i++)
         sp__spans_init(&l[i]);
     const sp__model *m = &d->m;
-    int rc = sp__summary_cpu_comm(m, &l[COMM]);
-    if (rc == 0) rc = sp__summary_gpu_split(m, &l[GPU_COMM], &l[COMP]);
-    if (rc == 0) rc = sp__spans_union(&l[COMM], &l[COMM], &l[GPU_COMM]);
+    int rc = sp__summary_gpu_split(m, &l[GPU_COMM], &l[COMP]);
+    /* A rank whose collectives run as GPU kernels communicates on the GPU:
+     * its host ranges around them only enqueue (HTA counts the same). */
+    if (rc == 0 && l[GPU_COMM].n) rc = sp__spans_union(&l[COMM], &l[COMM], &l[GPU_COMM]);
+    else if (rc == 0) rc = sp__summary_cpu_comm(m, &l[COMM]);
     if (rc == 0 && !d->s.has_gpu) {
         sp__spans_fini(&l[COMP]);
         rc = host_compute(m, &l[COMM], &l[COMP]);

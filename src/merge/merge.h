@@ -35,7 +35,7 @@ typedef struct mg_event {
 /* A file's header keys (distributedInfo, baseTimeNanoseconds), with
  * the defaults of docs/trace-format.md §13 for what is absent. */
 typedef struct mg_header {
-    int has_dist, has_base;
+    int has_dist, has_base, has_rank; /* has_rank: distributedInfo names a rank (a merged trace does not) */
     long rank, world_size, local_rank, local_world_size;
     char hostname[256], job[256], backend[64];
     int64_t base_ns;
@@ -48,6 +48,9 @@ typedef int (*mg_event_fn)(void *ctx, sp__jlex *lx);
 /* sp__merge_read: stop at traceEvents once distributedInfo is known (skipping
  * the events only to look for it after them); stop after the events. */
 enum { MG_HEADER_ONLY = 1, MG_EVENTS_ONLY = 2 };
+/* With MG_HEADER_ONLY: stop at traceEvents even without distributedInfo
+ * (a look that must not cost a pass over the events). */
+enum { MG_STOP_AT_EVENTS = 4 };
 
 /* Reads the file open in lx: its header keys into h and each element of
  * traceEvents through on_event (NULL skips them). *in_events is set once the

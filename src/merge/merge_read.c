@@ -225,7 +225,7 @@ static int read_dist(sp__jlex *lx, mg_header *h)
             if (k < 0) return -1;
             int64_t v = 0;
             int num = k == 0 && t->len && to_int(t->data, &v) == 0 && v >= 0 && v < (1 << 24);
-            if (which == 1 && num) h->rank = (long)v;
+            if (which == 1 && num) h->rank = (long)v, h->has_rank = 1;
             if (which == 2 && num) h->world_size = (long)v;
             if (which == 3 && num) h->local_rank = (long)v, has_local = 1;
             if (which == 4 && num) h->local_world_size = (long)v, has_local_world = 1;
@@ -281,7 +281,7 @@ int sp__merge_read(sp__jlex *lx, mg_header *h, int flags, mg_event_fn on_event, 
             if (k < 0) return -1;
             if (k == 0 && t->len && to_int(t->data, &h->base_ns) == 0) h->has_base = 1;
         } else if (is_key(t, "traceEvents")) {
-            if ((flags & MG_HEADER_ONLY) && h->has_dist) return 0;
+            if ((flags & MG_HEADER_ONLY) && (h->has_dist || (flags & MG_STOP_AT_EVENTS))) return 0;
             *in_events = 1;
             int rc = read_events(lx, (flags & MG_HEADER_ONLY) ? NULL : on_event, ctx);
             if (rc != 0) return rc < 0 ? -1 : 0;

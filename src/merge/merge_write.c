@@ -175,12 +175,16 @@ void sp__merge_put_tail(sp__buf *out, const mg_rank *ranks, size_t n, const mg_r
     sp__buf_puts(out, "\n],\n\"stepprof_merge\":{\"ranks\":[");
     for (size_t i = 0; i < n; i++) {
         const mg_rank *r = &ranks[i];
-        sp__buf_printf(out, "%s\n{\"rank\": %ld, \"world_size\": %ld, \"hostname\": ", i ? "," : "",
-                       r->h.rank, r->h.world_size);
+        sp__buf_printf(out,
+                       "%s\n{\"rank\": %ld, \"world_size\": %ld, \"local_rank\": %ld, "
+                       "\"local_world_size\": %ld, \"hostname\": ",
+                       i ? "," : "", r->h.rank, r->h.world_size, r->h.local_rank, r->h.local_world_size);
         sp__json_put_string(out, r->h.hostname, strlen(r->h.hostname));
         sp__buf_printf(
             out, ", \"pid\": %lld, \"job\": ", (long long)(r->has_host_pid ? r->host_pid : -1));
         sp__json_put_string(out, r->h.job, strlen(r->h.job));
+        sp__buf_puts(out, ", \"backend\": ");
+        sp__json_put_string(out, r->h.backend, strlen(r->h.backend));
         sp__buf_puts(out, ", \"source\": ");
         sp__json_put_string(out, r->path, strlen(r->path));
         sp__buf_puts(out, ", \"offset_ns\": ");

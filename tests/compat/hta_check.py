@@ -12,14 +12,24 @@ include_last_profiler_step; we pass True). With --gpu, the temporal
 breakdown (idle / compute / non-compute time per rank) and the kernel
 breakdown (by kernel type and by kernel) must run and cover every rank.
 
-Usage: hta_check.py [--ranks 0,1,2,3] [--gpu] DIR..."""
+With --overlap STEPPROF, HTA's comm/compute overlap (get_comm_comp_overlap:
+the share of communication kernel time that overlaps computation kernels)
+must agree within 5 points, per rank, with stepprof's cross-rank summary
+(Overlap / Communication) of the rank files, and of their merge by
+`stepprof merge` read back as ranks; --expect-overlap gives the known
+answers (percent, one per rank), so a check that agrees on nothing fails.
+
+Usage: hta_check.py [--ranks 0,1,2,3] [--gpu] [--overlap STEPPROF
+                    [--expect-overlap 0,33.3,...]] DIR..."""
 import argparse
 import gzip
 import json
 import logging
 import os
 import re
+import subprocess
 import sys
+import tempfile
 
 from hta.trace_analysis import TraceAnalysis
 
@@ -88,10 +98,55 @@ def check_dir(d, ranks_expected, gpu):
         fail('%s: kernel breakdown ranks %s' % (d, sorted(by_kernel['rank'].unique())))
 
 
+def stepprof_overlap(stepprof, files):
+    """Rank -> 100 x Overlap / Communication from `stepprof summary FILES`."""
+    out = subprocess.run([stepprof, 'summary'] + files, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, check=True).stdout.decode('utf-8', 'replace')
+    lines = out.splitlines()
+    head = next(i for i, l in enumerate(lines) if l.startswith('Rank '))
+    cols = lines[head].split()
+    comm, over = cols.index('Communication'), cols.index('Overlap')
+    shares = {}
+    for l in lines[head + 2:]:
+        if l.startswith('---'):
+            break
+        v = l.split()
+        shares[int(v[0])] = 100.0 * float(v[over]) / float(v[comm]) if float(v[comm]) else 0.0
+    return shares
+
+
+def check_overlap(d, stepprof, expected):
+    ta = TraceAnalysis(trace_dir=d, include_last_profiler_step=True)
+    df = ta.get_comm_comp_overlap(visualize=False)
+    hta = {int(r): float(p) for r, p in zip(df['rank'], df['comp_comm_overlap_pctg'])}
+    files = sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith('.json'))
+    own = stepprof_overlap(stepprof, files)
+    with tempfile.TemporaryDirectory() as tmp:
+        job = os.path.join(tmp, 'job.json')
+        subprocess.run([stepprof, 'merge'] + files + ['-o', job], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, check=True)
+        merged = stepprof_overlap(stepprof, [job])
+    print('  comm/compute overlap %, rank: HTA / stepprof (rank files) / stepprof (merged)')
+    fmt = lambda v: '-' if v is None else '%.2f' % v  # noqa: E731
+    for rank in sorted(hta):
+        print('    %d: %.2f / %s / %s' % (rank, hta[rank], fmt(own.get(rank)), fmt(merged.get(rank))))
+    if sorted(hta) != sorted(own) or sorted(own) != sorted(merged):
+        fail('%s: ranks differ: HTA %s, stepprof %s, merged %s' % (d, sorted(hta), sorted(own), sorted(merged)))
+        return
+    for rank in sorted(hta):
+        for what, v in (('rank files', own[rank]), ('merged trace', merged[rank])):
+            if abs(v - hta[rank]) > 5:
+                fail('%s: rank %d overlap: HTA %.2f%%, stepprof (%s) %.2f%%' % (d, rank, hta[rank], what, v))
+        if expected is not None and abs(own[rank] - expected[rank]) > 1:
+            fail('%s: rank %d overlap %.2f%%, the trace was made with %.2f%%' % (d, rank, own[rank], expected[rank]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--ranks', help='comma-separated expected ranks')
     ap.add_argument('--gpu', action='store_true')
+    ap.add_argument('--overlap', metavar='STEPPROF', help='compare comm/compute overlap with this stepprof')
+    ap.add_argument('--expect-overlap', help='comma-separated known overlap percent per rank')
     ap.add_argument('dirs', nargs='+')
     a = ap.parse_args()
     logging.getLogger().setLevel(logging.WARNING)
@@ -99,6 +154,9 @@ def main():
     for d in a.dirs:
         try:
             check_dir(d, ranks, a.gpu)
+            if a.overlap:
+                check_overlap(d, a.overlap, [float(x) for x in a.expect_overlap.split(',')]
+                              if a.expect_overlap else None)
         except Exception as ex:  # an HTA exception is a failed check, not a crash
             import traceback
             traceback.print_exc()

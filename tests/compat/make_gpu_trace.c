@@ -9,12 +9,18 @@
  * whose distributedInfo and file content are the library's own; the caller
  * picks the file name (and RANK / WORLD_SIZE in the environment).
  *
- * Usage: make_gpu_trace OUT.pt.trace.json [STEPS] */
+ * With --overlap, the all-reduce's kernel runs instead on a stream of its
+ * own during the backward GEMM, overlapping it by rank/3 of its 300 us
+ * (rank 0 not at all, rank 3 wholly), so that a comm/compute overlap
+ * analysis has a different known answer per rank.
+ *
+ * Usage: make_gpu_trace OUT.pt.trace.json [STEPS] [--overlap] */
 #include "export.h"
 #include "fixture.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static uint32_t corr; /* correlation ids, one per runtime call */
 
@@ -37,16 +43,22 @@ static sp__device_props h100(void)
 }
 
 /* A launch at t (ns) on the main thread and its kernel, which runs
- * [t + 5000, t + 5000 + dur) on stream 7. */
-static void launch(sp_result *r, int64_t t, const char *kernel, int64_t dur, uint32_t grid,
-                   uint32_t block)
+ * [t + 5000, t + 5000 + dur) on stream. */
+static void launch_on(sp_result *r, int64_t t, const char *kernel, int64_t dur, uint32_t grid,
+                      uint32_t block, uint32_t stream)
 {
     sp__thread *m = &r->threads[0];
     corr++;
     fixture_add_runtime(r, m, "cudaLaunchKernel_v7000", t, t + 4000, corr);
-    fixture_add_device(r, kernel, SP_EVENT_KERNEL, t + 5000, t + 5000 + dur, 0, 7, corr);
+    fixture_add_device(r, kernel, SP_EVENT_KERNEL, t + 5000, t + 5000 + dur, 0, stream, corr);
     r->devices[r->device_count - 1].detail.kernel =
         (sp__kernel_detail){{grid, 1, 1}, {block, 1, 1}, 64, 8192, 0, 0, 0, 0, 0};
+}
+
+static void launch(sp_result *r, int64_t t, const char *kernel, int64_t dur, uint32_t grid,
+                   uint32_t block)
+{
+    launch_on(r, t, kernel, dur, grid, block, 7);
 }
 
 static void copy(sp_result *r, int64_t t, sp_event_type type, int64_t dur, uint64_t bytes)
@@ -67,10 +79,11 @@ static void copy(sp_result *r, int64_t t, sp_event_type type, int64_t dur, uint6
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: make_gpu_trace OUT.pt.trace.json [STEPS]\n");
+        fprintf(stderr, "usage: make_gpu_trace OUT.pt.trace.json [STEPS] [--overlap]\n");
         return 2;
     }
     int steps = argc > 2 ? atoi(argv[2]) : 3;
+    int overlap = argc > 3 && strcmp(argv[3], "--overlap") == 0;
     if (steps < 1 || steps > 100) steps = 3;
     const int64_t step_ns = 10000000; /* 10 ms */
     sp_result *r = sp__result_new();
@@ -125,7 +138,11 @@ int main(int argc, char **argv)
         launch(r, b + 4400000, "ampere_sgemm_64x64_nn", 1200000, 132, 256);
         copy(r, b + 6200000, SP_EVENT_MEMSET, 50000, 1u << 20);
         fixture_add_op(r, m, b + 7060000, "nccl:all_reduce", "train.py(50)", "input:float:1024x256");
-        launch(r, b + 7100000, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 300000, 4, 512);
+        if (overlap) /* starts rank x 100 us before the backward GEMM ends (b + 5605000) */
+            launch_on(r, b + 5600000 - (r->meta.rank % 4) * 100000,
+                      "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 300000, 4, 512, 13);
+        else
+            launch(r, b + 7100000, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 300000, 4, 512);
         launch(r, b + 7800000, "multi_tensor_apply_kernel<sgd>", 300000, 66, 512);
         /* An activation allocated in forward, freed in backward. */
         uint64_t addr = 0x7f0000000000ull + (uint64_t)s * 0x100000;

@@ -6,6 +6,8 @@ stepprof traces and has the viewers' own code open them:
                      memory events, an nccl:all_reduce, device properties
   - runs/ranks4      4 train_mlp processes, RANK=0..3, WORLD_SIZE=4, one dir
   - runs/gpu_ranks4  4 make_gpu_trace processes, RANK=0..3, WORLD_SIZE=4
+  - runs/gpu_overlap4  the same with --overlap: each rank's all-reduce kernel
+                     overlaps computation by a known share (0, 1/3, 2/3, 1)
   - runs/torch_pair  a torch loop under torch.profiler and stepprof at once
                      (with the project's Python, when it has torch)
 then runs tb_plugin_check.py (TensorBoard plugin), hta_check.py (HTA),
@@ -57,6 +59,11 @@ def make_traces(build, runs):
     os.makedirs(os.path.join(runs, 'gpu_ranks4'))
     for r in range(4):
         subprocess.run([gpu, os.path.join(runs, 'gpu_ranks4', trace_name('%s_rank%d_%d' % (socket.gethostname(), r, 4000 + r)))],
+                       env=dict(env, RANK=str(r), WORLD_SIZE='4'), **quiet)
+    os.makedirs(os.path.join(runs, 'gpu_overlap4'))
+    for r in range(4):
+        subprocess.run([gpu, os.path.join(runs, 'gpu_overlap4', trace_name('%s_rank%d_%d' % (socket.gethostname(), r, 5000 + r))),
+                        '3', '--overlap'],
                        env=dict(env, RANK=str(r), WORLD_SIZE='4'), **quiet)
     # Our own structural checker first (trace-format.md), so a viewer failure
     # below is the viewer's reading, not a malformed file.
@@ -124,7 +131,9 @@ def main():
     rc = [run_checker('hta_check.py', ['--ranks', '0', d('demo'), d('workers4')], HTA_NOISE)[0],
           run_checker('hta_check.py', ['--gpu', '--ranks', '0', d('gpu')], HTA_NOISE)[0],
           run_checker('hta_check.py', ['--ranks', '0,1,2,3', d('ranks4')], HTA_NOISE)[0],
-          run_checker('hta_check.py', ['--gpu', '--ranks', '0,1,2,3', d('gpu_ranks4')], HTA_NOISE)[0]]
+          run_checker('hta_check.py', ['--gpu', '--ranks', '0,1,2,3', d('gpu_ranks4')], HTA_NOISE)[0],
+          run_checker('hta_check.py', ['--gpu', '--ranks', '0,1,2,3', '--overlap', os.path.join(a.build, 'stepprof'),
+                                       '--expect-overlap', '0,33.33,66.67,100', d('gpu_overlap4')], HTA_NOISE)[0]]
     results['HTA'] = max(rc)
 
     print('== torch.profiler and stepprof on one torch run (the plugin and HTA on both traces)')

@@ -2,7 +2,8 @@
  * bad arguments are refused with the right status before anything is
  * written; the log callback gets what was done and, flagged as warnings,
  * what was found; the merged file loads back with sp_result_load, one
- * process per rank. (tests/merge/test_merge.py runs the CLI end to end.) */
+ * process per rank, and sp_result_load_ranks reads it back as one result
+ * per rank. (tests/merge/test_merge.py runs the CLI end to end.) */
 #include "check.h"
 #include "stepprof/stepprof.h"
 
@@ -101,11 +102,126 @@ static void test_merge_api_log_and_load(void)
     unlink(out);
 }
 
+/* Rank 1's file also has a GPU row (Kineto's pid = device 0) with one kernel. */
+static void write_gpu_rank(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs("{\"schemaVersion\":1,\"distributedInfo\":{\"backend\": \"nccl\", \"rank\": 1, "
+          "\"world_size\": 2, \"local_rank\": 0, \"local_world_size\": 1, \"hostname\": \"b\", "
+          "\"job\": \"J\"},\"baseTimeNanoseconds\":1000000000,\"traceEvents\":[\n"
+          "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"step\",\"pid\":77,\"tid\":3,"
+          "\"ts\":10.000,\"dur\":500.000},\n"
+          "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm_kernel\",\"pid\":0,\"tid\":7,"
+          "\"ts\":20.000,\"dur\":100.000,\"args\":{\"device\":0,\"stream\":7,\"correlation\":1}}\n]}\n",
+          f);
+    fclose(f);
+}
+
+static int text_has(const sp_result *r, sp_summary_view view, const char *what)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m) return 0;
+    sp_summary_options o;
+    sp_summary_options_init(&o);
+    o.views = 1u << view;
+    sp_result_summary(r, &o, m);
+    fclose(m);
+    int found = buf && strstr(buf, what) != NULL;
+    free(buf);
+    return found;
+}
+
+static void test_load_ranks(void)
+{
+    char r0[300], r1[300], out[300];
+    snprintf(r0, sizeof r0, "%s/r0.json", dir);
+    snprintf(r1, sizeof r1, "%s/r1.json", dir);
+    snprintf(out, sizeof out, "%s/job.json.gz", dir);
+    write_rank(r0, 0, "a");
+    write_gpu_rank(r1);
+    const char *paths[] = {r0, r1};
+    sp_merge_options o;
+    sp_merge_options_init(&o);
+    o.force = 1; /* world sizes 3 and 2 */
+    CHECK_OK(sp_trace_merge(paths, 2, out, &o));
+    sp_result **v = NULL;
+    size_t n = 0;
+    CHECK_OK(sp_result_load_ranks(out, NULL, &v, &n));
+    CHECK_EQ(2, (int)n);
+    if (n == 2) {
+        sp_dist_info d;
+        sp_result_dist_info(v[0], &d);
+        CHECK_EQ(0, (int)d.rank);
+        CHECK_EQ(3, (int)d.world_size);
+        CHECK_STR_EQ("a", d.hostname);
+        sp_result_dist_info(v[1], &d);
+        CHECK_EQ(1, (int)d.rank);
+        CHECK_EQ(2, (int)d.world_size);
+        CHECK_EQ(0, (int)d.local_rank);
+        CHECK_EQ(1, (int)d.local_world_size);
+        CHECK_STR_EQ("b", d.hostname);
+        CHECK_STR_EQ("J", d.job);
+        CHECK_STR_EQ("nccl", d.backend);
+        /* Rank 0's five collectives, on its one thread; rank 1's step. */
+        CHECK_EQ(1, (int)sp_result_thread_count(v[0]));
+        sp_thread_info t;
+        CHECK_OK(sp_result_thread(v[0], 0, &t));
+        CHECK_EQ(5, (int)t.event_count);
+        CHECK_EQ(1, (int)sp_result_thread_count(v[1]));
+        CHECK_OK(sp_result_thread(v[1], 0, &t));
+        CHECK_EQ(1, (int)t.event_count);
+        /* The GPU row is rank 1's device 0 again, not a host process. */
+        CHECK(text_has(v[1], SP_VIEW_KERNEL, "gemm_kernel"));
+        CHECK(!text_has(v[0], SP_VIEW_KERNEL, "gemm_kernel"));
+        CHECK_EQ(0, (int)sp_result_counter(v[0], SP_COUNTER_LOAD_SKIPPED));
+    }
+    sp_results_release(v, n);
+    sp_results_release(NULL, 0);
+
+    /* A rank's own file is one result, as sp_result_load reads it. */
+    CHECK_OK(sp_result_load_ranks(r0, NULL, &v, &n));
+    CHECK_EQ(1, (int)n);
+    if (n == 1) {
+        sp_dist_info d;
+        sp_result_dist_info(v[0], &d);
+        CHECK_EQ(0, (int)d.rank);
+    }
+    sp_results_release(v, n);
+    CHECK_EQ(SP_EINVAL, sp_result_load_ranks(NULL, NULL, &v, &n));
+    CHECK_EQ(SP_EINVAL, sp_result_load_ranks(out, NULL, NULL, &n));
+    CHECK_EQ(SP_EIO, sp_result_load_ranks("/nonexistent/x.json", NULL, &v, &n));
+    CHECK(v == NULL && n == 0);
+
+    /* Cut short inside its events: an error naming the file, no result. */
+    char cut[300];
+    snprintf(cut, sizeof cut, "%s/cut.json", dir);
+    CHECK_OK(sp_trace_merge(paths, 2, cut, &o));
+    FILE *f = fopen(cut, "r+");
+    CHECK(f != NULL);
+    if (f) {
+        fseek(f, 0, SEEK_END);
+        long size = ftell(f);
+        fclose(f);
+        CHECK(truncate(cut, size / 2) == 0);
+    }
+    CHECK_EQ(SP_EFORMAT, sp_result_load_ranks(cut, NULL, &v, &n));
+    CHECK(strstr(sp_last_error(), "cut.json") != NULL);
+    unlink(cut);
+    unlink(r0);
+    unlink(r1);
+    unlink(out);
+}
+
 int main(void)
 {
     CHECK(mkdtemp(dir) != NULL);
     RUN_TEST(test_merge_api_errors);
     RUN_TEST(test_merge_api_log_and_load);
+    RUN_TEST(test_load_ranks);
     rmdir(dir);
     return TEST_SUMMARY();
 }

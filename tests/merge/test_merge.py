@@ -95,6 +95,21 @@ def test_four_ranks():
     # The rest of the tool reads the merged file.
     p = subprocess.run([CLI, "info", out], capture_output=True, text=True, check=False)
     check(p.returncode == 0, f"stepprof info reads the merged trace: {p.stderr}")
+    # Read back as ranks: the cross-rank summary of the merge is the one of
+    # the rank files, line for line (one host: no clock moved).
+    merged = subprocess.run([CLI, "summary", out], capture_output=True, text=True, check=False)
+    own = subprocess.run([CLI, "summary", *files(d)], capture_output=True, text=True, check=False)
+    check(merged.returncode == 0 and own.returncode == 0, f"summaries exit 0: {merged.stderr} {own.stderr}")
+    check("Cross-rank Summary" in merged.stdout, f"a merged trace summarizes as ranks: {merged.stdout[:500]}")
+    rows = [ln.split()[0] for ln in merged.stdout.split("Cross-rank Summary")[1].splitlines()[5:9]]
+    check(rows == ["0", "1", "2", "3"], f"a row per rank: {rows}")
+    check(merged.stdout == own.stdout, "the merge summarizes as its rank files do:\n%s\n---\n%s"
+          % (merged.stdout, own.stdout))
+    page = os.path.join(d, "job.html")
+    p = subprocess.run([CLI, "report", out, "-o", page], capture_output=True, text=True, check=False)
+    check(p.returncode == 0, f"stepprof report reads the merged trace: {p.stderr}")
+    with open(page, encoding="utf-8") as fh:
+        check('"ranks": {"ids": [0, 1, 2, 3]' in fh.read(), "the report of a merge shows its ranks")
 
 
 def test_gzip_both_ways():

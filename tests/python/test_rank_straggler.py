@@ -87,7 +87,8 @@ def test_rank_straggler_report(traces, tmp_path):
 
 def test_rank_merge_and_own_summaries(traces, tmp_path):
     """The four traces merge into one with every rank present and its
-    all-reduces (the same seqs on every rank); and the cross-rank summary's
+    all-reduces (the same seqs on every rank), which `stepprof summary`
+    reads back as the four ranks; and the cross-rank summary's
     step time of each rank is the one its own summary gives."""
     import json
     _, files = traces
@@ -106,6 +107,10 @@ def test_rank_merge_and_own_summaries(traces, tmp_path):
     assert seqs[0] and all(v == seqs[0] for v in seqs.values()), seqs
     text = subprocess.run([CLI, "summary", *files], capture_output=True, text=True, timeout=120,
                           check=True).stdout
+    # The merge reads back as its ranks: the same cross-rank summary.
+    merged_text = subprocess.run([CLI, "summary", job], capture_output=True, text=True, timeout=120,
+                                 check=True).stdout
+    assert merged_text == text, (merged_text, text)
     steps = {row[0]: row[2] for row in table_rows(text, "Cross-rank Summary")}
     for rank, path in enumerate(files):
         own = subprocess.run([CLI, "summary", "--views", "Model", path], capture_output=True, text=True,

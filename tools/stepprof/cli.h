@@ -28,6 +28,9 @@ int cli_run(int argc, char **argv);
 /* Loads path (any format), with progress on a terminal. On failure prints
  * the error and returns CLI_BAD_INPUT. */
 int cli_load(const char *path, sp_result **out);
+/* cli_load for sp_result_load_ranks: a merged trace gives one result per
+ * rank (release with sp_results_release). */
+int cli_load_ranks(const char *path, sp_result ***out, size_t *count);
 /* Prints "stepprof: <message>" and the command's usage hint; returns CLI_USAGE. */
 int cli_usage_error(const char *command, const char *fmt, ...);
 /* Whether arg is -h or --help. */

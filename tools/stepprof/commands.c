@@ -44,7 +44,10 @@ static void warn_load(const char *path, const sp_result *r)
                 path, (unsigned long long)trailing);
 }
 
-int cli_load(const char *path, sp_result **out)
+/* Loads path into *one, or, when many is not NULL, its ranks into *many
+ * (sp_result_load_ranks), with a progress line for big files on a
+ * terminal. */
+static int load(const char *path, sp_result **one, sp_result ***many, size_t *count)
 {
     /* "-" is standard input (a pipe, or a file redirected). */
     const char *name = strcmp(path, "-") == 0 ? "/dev/stdin" : path;
@@ -57,25 +60,50 @@ int cli_load(const char *path, sp_result **out)
         opts.progress = show_progress;
         opts.progress_user = &p;
     }
-    sp_status s = sp_result_load(name, &opts, out);
+    sp_status s = many ? sp_result_load_ranks(name, &opts, many, count) : sp_result_load(name, &opts, one);
     if (p.shown) fputc('\n', stderr);
     if (s != SP_OK) {
         fprintf(stderr, "stepprof: %s\n", sp_last_error());
         return s == SP_EINVAL ? CLI_USAGE : CLI_BAD_INPUT;
     }
-    warn_load(path, *out);
+    if (many)
+        for (size_t i = 0; i < *count; i++)
+            warn_load(path, (*many)[i]);
+    else
+        warn_load(path, *one);
     return CLI_OK;
 }
 
+int cli_load(const char *path, sp_result **out)
+{
+    return load(path, out, NULL, NULL);
+}
+
+int cli_load_ranks(const char *path, sp_result ***out, size_t *count)
+{
+    return load(path, NULL, out, count);
+}
+
 /* ---- summary ---- */
+
+/* The cross-rank summary of n results, one per rank. */
+static int print_rank_summary(sp_result **r, size_t n, const char *time_unit)
+{
+    if (sp_results_rank_summary((const sp_result *const *)r, NULL, n, time_unit, stdout) != SP_OK) {
+        fprintf(stderr, "stepprof: %s\n", sp_last_error());
+        return CLI_BAD_INPUT;
+    }
+    return fflush(stdout) == 0 ? CLI_OK : CLI_BAD_INPUT;
+}
 
 static const char summary_help[] =
     "usage: stepprof summary [OPTIONS] FILE...\n"
     "\n"
     "Prints paddle's summary tables of a saved result (.pb, .json, .json.gz).\n"
-    "Given one file per rank of a distributed job, in rank order, prints the\n"
-    "cross-rank summary instead: per rank compute, communication, overlap,\n"
-    "exposed communication and idle; the collectives; the stragglers.\n"
+    "Given one file per rank of a distributed job, in rank order, or one trace\n"
+    "that `stepprof merge` wrote, prints the cross-rank summary instead: per\n"
+    "rank compute, communication, overlap, exposed communication and idle; the\n"
+    "collectives; the stragglers.\n"
     "\n"
     "options:\n"
     "  --sorted-by KEY    CPUTotal (default), CPUAvg, CPUMax, CPUMin, GPUTotal,\n"
@@ -300,11 +328,20 @@ int cli_summary(int argc, char **argv)
     if (!file) return cli_usage_error("summary", "FILE missing");
     /* One file per rank: the cross-rank summary. */
     if (more_files) return cli_rank_summary(argc, argv, opts.time_unit);
-    sp_result *r;
-    int rc = cli_load(file, &r);
+    sp_result **ranks;
+    size_t n;
+    int rc = cli_load_ranks(file, &ranks, &n);
     if (rc != CLI_OK) return rc;
+    /* A merged trace (stepprof merge) of several ranks: the cross-rank
+     * summary, as for the ranks' own files. */
+    if (n > 1 && !use_torch) {
+        rc = print_rank_summary(ranks, n, opts.time_unit);
+        sp_results_release(ranks, n);
+        return rc;
+    }
+    sp_result *r = ranks[0];
     sp_status s = use_torch ? sp_result_table_torch(r, torch, -1, stdout) : sp_result_summary(r, &opts, stdout);
-    sp_result_release(r);
+    sp_results_release(ranks, n);
     if (s != SP_OK) {
         fprintf(stderr, "stepprof: %s: %s\n", file, sp_last_error());
         return CLI_BAD_INPUT;
@@ -334,16 +371,11 @@ int cli_rank_summary(int argc, char **argv, const char *time_unit)
         rc = cli_load(a, &r[n]);
         if (rc == CLI_OK) n++;
     }
-    if (rc == CLI_OK &&
-        sp_results_rank_summary((const sp_result *const *)r, NULL, n, time_unit, stdout) != SP_OK) {
-        fprintf(stderr, "stepprof: %s\n", sp_last_error());
-        rc = CLI_BAD_INPUT;
-    }
+    if (rc == CLI_OK) rc = print_rank_summary(r, n, time_unit);
     for (size_t i = 0; i < n; i++)
         sp_result_release(r[i]);
     free(r);
     free(files);
-    if (rc == CLI_OK && fflush(stdout) != 0) rc = CLI_BAD_INPUT;
     return rc;
 }
 

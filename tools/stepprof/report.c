@@ -15,8 +15,9 @@ static const char report_help[] =
     "(sortable), the top operators and kernels, GPU utilisation over time, a\n"
     "zoomable timeline of the median step, and the memory curve. The page needs\n"
     "no network and opens from disk in any browser. Given one file per rank of a\n"
-    "distributed job (in rank order), it also compares the ranks and names the\n"
-    "stragglers; the rest of the page is about the first file.\n"
+    "distributed job (in rank order), or one trace that `stepprof merge` wrote,\n"
+    "it also compares the ranks and names the stragglers; the rest of the page\n"
+    "is about the first rank.\n"
     "\n"
     "options:\n"
     "  -o, --output OUT     the HTML file to write (required)\n"
@@ -89,8 +90,14 @@ int cli_report(int argc, char **argv)
     }
     int rc = parse(argc, argv, &a);
     sp_result *b = NULL;
-    for (size_t i = 0; rc == CLI_OK && i < a.nfiles; i++)
+    /* One file may be a merged trace: its ranks are the rank files. */
+    sp_result **merged = NULL;
+    size_t nmerged = 0;
+    if (rc == CLI_OK && a.nfiles == 1) rc = cli_load_ranks(a.files[0], &merged, &nmerged);
+    for (size_t i = 0; rc == CLI_OK && !merged && i < a.nfiles; i++)
         rc = cli_load(a.files[i], &ranks[i]);
+    sp_result **all = merged ? merged : ranks;
+    size_t nall = merged ? nmerged : a.nfiles;
     if (rc == CLI_OK && a.baseline) rc = cli_load(a.baseline, &b);
     if (rc == CLI_OK) {
         sp_report_options o;
@@ -99,12 +106,12 @@ int cli_report(int argc, char **argv)
         o.title = a.title;
         o.source = a.files[0];
         o.baseline_source = a.baseline;
-        o.ranks = (const sp_result *const *)ranks;
-        o.rank_count = a.nfiles;
+        o.ranks = (const sp_result *const *)all;
+        o.rank_count = nall;
         o.tokens_per_sample = a.tokens;
         o.flops_per_step = a.flops;
         o.peak_tflops = a.peak;
-        if (sp_result_report(ranks[0], &o, a.out) != SP_OK) {
+        if (sp_result_report(all[0], &o, a.out) != SP_OK) {
             fprintf(stderr, "stepprof: %s: %s\n", a.out, sp_last_error());
             rc = CLI_BAD_INPUT;
         } else {
@@ -112,6 +119,7 @@ int cli_report(int argc, char **argv)
         }
     }
     sp_result_release(b);
+    sp_results_release(merged, nmerged);
     for (size_t i = 0; i < a.nfiles; i++)
         sp_result_release(ranks[i]);
     free(ranks);

@@ -1,0 +1,399 @@
+/* split.c: sp_result_load_ranks, which reads a merged trace (merge.c,
+ * docs/trace-format.md §13) back as one result per rank, so that every
+ * per-rank analysis (the cross-rank summary above all) takes a merged job
+ * as it takes the ranks' own files.
+ *
+ * Decisions:
+ * - A merged trace is told by its header: a distributedInfo without a
+ *   rank (every other writer names one). It is then read once, each event
+ *   routed by its pid (the rank, or 1000 + 100 x rank + device for a GPU
+ *   row) into an anonymous temporary file per rank, with a GPU row's pid
+ *   turned back into its device; each of those is loaded by the JSON
+ *   loader, so a rank's result is built exactly as from its own file.
+ *   Temporary files keep memory bounded by the results, not by the trace.
+ * - Times stay on the merged clock: the merge aligned them, and the
+ *   cross-rank analyses only compare durations anyway.
+ * - The rank's metadata comes from the trailing stepprof_merge record;
+ *   without it (a file that only looks merged) the file is loaded whole,
+ *   as sp_result_load does. */
+#include "load.h"
+#include "merge.h"
+
+#include "json_escape.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_RANK (1 << 20) /* routed pids above are left out, counted */
+
+typedef struct rank_out {
+    FILE *f;
+    uint64_t events;
+    int seen;          /* listed in stepprof_merge */
+    int64_t pid;       /* the rank's own host pid, -1 unknown */
+    long world, local_rank, local_world;
+    int has_local, has_local_world;
+    char host[SP__DIST_HOST_MAX + 1], job[SP__DIST_JOB_MAX + 1], backend[SP__DIST_BACKEND_MAX];
+} rank_out;
+
+typedef struct splitter {
+    const char *path;
+    mg_header h;
+    rank_out *ranks;
+    size_t n; /* slots: ranks 0..n-1 */
+    uint64_t unrouted;
+    int found_merge;
+    sp__buf text;
+    int failed;       /* out of memory or a write error... */
+    sp_status status; /* ...whose status this is */
+} splitter;
+
+static rank_out *slot(splitter *s, long rank)
+{
+    if (rank < 0 || rank >= MAX_RANK) return NULL;
+    if ((size_t)rank >= s->n) {
+        size_t n = (size_t)rank + 1;
+        rank_out *v = sp__realloc(s->ranks, n * sizeof *v);
+        if (!v) {
+            s->failed = 1;
+            s->status = sp__fail(SP_ENOMEM, "out of memory reading the ranks of %s", s->path);
+            return NULL;
+        }
+        memset(v + s->n, 0, (n - s->n) * sizeof *v);
+        for (size_t i = s->n; i < n; i++)
+            v[i].pid = -1;
+        s->ranks = v;
+        s->n = n;
+    }
+    return &s->ranks[rank];
+}
+
+static int write_fail(splitter *s)
+{
+    s->failed = 1;
+    s->status = sp__fail(SP_EIO, "%s: cannot write a temporary file for its ranks: %s", s->path, strerror(errno));
+    return -1;
+}
+
+static int open_rank(splitter *s, rank_out *o)
+{
+    o->f = tmpfile();
+    if (!o->f) return write_fail(s);
+    if (fprintf(o->f, "{\"baseTimeNanoseconds\":%lld,\"traceEvents\":[\n", (long long)s->h.base_ns) < 0)
+        return write_fail(s);
+    return 0;
+}
+
+/* One event: its text goes to its rank's file, a GPU row's pid made its
+ * device again. */
+static int route(void *ctx, sp__jlex *lx)
+{
+    splitter *s = ctx;
+    sp__jlex_peek(lx);
+    s->text.len = 0;
+    sp__jlex_tee(lx, &s->text);
+    mg_event ev;
+    int rc = sp__merge_next_event(lx, &ev);
+    sp__jlex_tee(lx, NULL);
+    if (rc != 0) return -1;
+    if (ev.pid_kind != 1 || ev.pid < 0) {
+        s->unrouted++;
+        return 0;
+    }
+    long rank = ev.pid < 1000 ? (long)ev.pid : (long)((ev.pid - 1000) / 100);
+    rank_out *o = slot(s, rank);
+    if (!o) {
+        if (s->failed) return -1;
+        s->unrouted++;
+        return 0;
+    }
+    if (!o->f && open_rank(s, o) != 0) return -1;
+    const char *t = s->text.data;
+    size_t len = s->text.len;
+    int ok = fputs(o->events ? ",\n" : "", o->f) >= 0;
+    if (ev.pid >= 1000) {
+        ok = ok && fwrite(t, 1, ev.pid_at, o->f) == ev.pid_at &&
+             fprintf(o->f, "%lld", (long long)((ev.pid - 1000) % 100)) > 0 &&
+             fwrite(t + ev.pid_end, 1, len - ev.pid_end, o->f) == len - ev.pid_end;
+    } else {
+        ok = ok && fwrite(t, 1, len, o->f) == len;
+    }
+    if (!ok) return write_fail(s);
+    o->events++;
+    return 0;
+}
+
+/* ---- the trailing stepprof_merge record ---- */
+
+static int is_key(const sp__buf *tok, const char *key)
+{
+    size_t n = strlen(key);
+    return tok->len == n && memcmp(tok->data, key, n) == 0;
+}
+
+static void copy_text(char *dst, size_t size, const sp__buf *tok)
+{
+    size_t n = tok->len < size - 1 ? tok->len : size - 1;
+    memcpy(dst, tok->data, n);
+    dst[n] = '\0';
+}
+
+/* A number's or string's text in tok: 0 number, 1 string, 2 other (skipped). */
+static int scalar(sp__jlex *lx)
+{
+    int c = sp__jlex_peek(lx);
+    if (c == '"') return sp__jlex_string(lx) == 0 ? 1 : -1;
+    if (c == '-' || (c >= '0' && c <= '9')) return sp__jlex_number(lx) == 0 ? 0 : -1;
+    lx->tok.len = 0;
+    return sp__jlex_skip(lx) == 0 ? 2 : -1;
+}
+
+static int read_rank(splitter *s, sp__jlex *lx)
+{
+    rank_out r = {.pid = -1, .world = s->h.world_size};
+    long rank = -1;
+    if (sp__jlex_expect(lx, '{') != 0) return -1;
+    if (sp__jlex_peek(lx) != '}') {
+        for (;;) {
+            if (sp__jlex_string(lx) != 0 || sp__jlex_expect(lx, ':') != 0) return -1;
+            const sp__buf *t = &lx->tok;
+            int which = is_key(t, "rank")               ? 1
+                        : is_key(t, "world_size")       ? 2
+                        : is_key(t, "local_rank")       ? 3
+                        : is_key(t, "local_world_size") ? 4
+                        : is_key(t, "pid")              ? 5
+                        : is_key(t, "hostname")         ? 6
+                        : is_key(t, "job")              ? 7
+                        : is_key(t, "backend")          ? 8
+                                                        : 0;
+            int k = scalar(lx);
+            if (k < 0) return -1;
+            char *end = NULL;
+            long long v = k == 0 && t->len ? strtoll(t->data, &end, 10) : 0;
+            int num = k == 0 && end && !*end;
+            if (which == 1 && num) rank = (long)v;
+            if (which == 2 && num && v > 0) r.world = (long)v;
+            if (which == 3 && num && v >= 0) r.local_rank = (long)v, r.has_local = 1;
+            if (which == 4 && num && v > 0) r.local_world = (long)v, r.has_local_world = 1;
+            if (which == 5 && num) r.pid = v;
+            if (which == 6 && k == 1) copy_text(r.host, sizeof r.host, t);
+            if (which == 7 && k == 1) copy_text(r.job, sizeof r.job, t);
+            if (which == 8 && k == 1 && sp__dist_backend_ok(t->data)) copy_text(r.backend, sizeof r.backend, t);
+            int more = sp__jlex_next(lx, '}');
+            if (more < 0) return -1;
+            if (!more) break;
+        }
+    } else if (sp__jlex_expect(lx, '}') != 0) {
+        return -1;
+    }
+    rank_out *o = slot(s, rank);
+    if (!o) return s->failed ? -1 : 0;
+    r.f = o->f;
+    r.events = o->events;
+    r.seen = 1;
+    *o = r;
+    return 0;
+}
+
+static int read_merge_record(splitter *s, sp__jlex *lx)
+{
+    if (sp__jlex_peek(lx) != '{') return sp__jlex_skip(lx);
+    s->found_merge = 1;
+    if (sp__jlex_expect(lx, '{') != 0) return -1;
+    if (sp__jlex_peek(lx) == '}') return sp__jlex_expect(lx, '}');
+    for (;;) {
+        if (sp__jlex_string(lx) != 0 || sp__jlex_expect(lx, ':') != 0) return -1;
+        if (is_key(&lx->tok, "ranks") && sp__jlex_peek(lx) == '[') {
+            if (sp__jlex_expect(lx, '[') != 0) return -1;
+            if (sp__jlex_peek(lx) == ']') {
+                if (sp__jlex_expect(lx, ']') != 0) return -1;
+            } else {
+                int more = 1;
+                while (more == 1) {
+                    if (sp__jlex_peek(lx) == '{') {
+                        if (read_rank(s, lx) != 0) return -1;
+                    } else if (sp__jlex_skip(lx) != 0) {
+                        return -1;
+                    }
+                    more = sp__jlex_next(lx, ']');
+                }
+                if (more < 0) return -1;
+            }
+        } else if (sp__jlex_skip(lx) != 0) {
+            return -1;
+        }
+        int more = sp__jlex_next(lx, '}');
+        if (more <= 0) return more;
+    }
+}
+
+/* Reads the whole file: header (already looked at), events, trailing keys. */
+static int read_merged(splitter *s, sp__jlex *lx)
+{
+    if (sp__jlex_peek(lx) != '[') return sp__jlex_error(lx, "\"traceEvents\" is not an array");
+    if (sp__jlex_expect(lx, '[') != 0) return -1;
+    if (sp__jlex_peek(lx) != ']') {
+        int more = 1;
+        while (more == 1) {
+            if (route(s, lx) != 0) return -1;
+            more = sp__jlex_next(lx, ']');
+        }
+        if (more < 0) return -1;
+    } else if (sp__jlex_expect(lx, ']') != 0) {
+        return -1;
+    }
+    for (;;) {
+        int more = sp__jlex_next(lx, '}');
+        if (more <= 0) return more;
+        if (sp__jlex_string(lx) != 0 || sp__jlex_expect(lx, ':') != 0) return -1;
+        int rc = is_key(&lx->tok, "stepprof_merge") ? read_merge_record(s, lx) : sp__jlex_skip(lx);
+        if (rc != 0) return -1;
+    }
+}
+
+/* ---- loading each rank ---- */
+
+static void copy_cut(char *dst, size_t size, const char *src)
+{
+    size_t n = strnlen(src, size - 1);
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+static void set_meta(sp_result *r, long rank, const rank_out *o, const mg_header *h)
+{
+    sp__span_meta *m = &r->meta;
+    m->rank = rank;
+    m->world_size = o->world > 0 ? o->world : h->world_size;
+    if (m->world_size <= rank) m->world_size = rank + 1;
+    m->local_rank = o->has_local ? o->local_rank : rank;
+    m->local_world_size = o->has_local_world ? o->local_world : m->world_size;
+    copy_cut(m->hostname, sizeof m->hostname, o->host);
+    copy_cut(m->job, sizeof m->job, o->job[0] ? o->job : h->job);
+    const char *backend = o->backend[0] ? o->backend : h->backend;
+    if (sp__dist_backend_ok(backend)) copy_cut(m->dist_backend, sizeof m->dist_backend, backend);
+    if (o->pid >= 0) m->pid = o->pid;
+}
+
+static sp_status load_rank(splitter *s, long rank, rank_out *o, const sp_load_options *opts,
+                           sp_result **out)
+{
+    if (!o->f && open_rank(s, o) != 0) return s->status;
+    if (fputs("\n]}\n", o->f) < 0 || fflush(o->f) != 0 || fseeko(o->f, 0, SEEK_SET) != 0) {
+        write_fail(s);
+        return s->status;
+    }
+    char label[4200];
+    snprintf(label, sizeof label, "%s (rank %ld)", s->path, rank);
+    sp_status st = sp__load_json(o->f, label, opts, out);
+    if (st == SP_OK) set_meta(*out, rank, o, &s->h);
+    return st;
+}
+
+static void close_all(splitter *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->ranks[i].f) fclose(s->ranks[i].f);
+    sp__free(s->ranks);
+    sp__buf_fini(&s->text);
+}
+
+/* Splits the open merged trace; *merged 0 when it turned out not to be one. */
+static sp_status split(splitter *s, sp__jlex *lx, const sp_load_options *opts, sp_result ***out,
+                       size_t *count, int *merged)
+{
+    int rc = read_merged(s, lx);
+    if (s->failed) return s->status;
+    if (rc != 0)
+        return lx->status != SP_OK ? lx->status : sp__fail(SP_EFORMAT, "%s: not a valid JSON trace", s->path);
+    if (!s->found_merge) {
+        *merged = 0;
+        return SP_OK;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < s->n; i++)
+        n += s->ranks[i].seen || s->ranks[i].f;
+    sp_result **v = sp__alloc((n ? n : 1) * sizeof *v);
+    if (!v) return sp__fail(SP_ENOMEM, "out of memory reading the ranks of %s", s->path);
+    sp_status st = SP_OK;
+    size_t k = 0;
+    for (size_t i = 0; i < s->n && st == SP_OK; i++) {
+        if (!s->ranks[i].seen && !s->ranks[i].f) continue;
+        st = load_rank(s, (long)i, &s->ranks[i], opts, &v[k]);
+        if (st == SP_OK) k++;
+    }
+    if (st == SP_OK && k && s->unrouted) v[0]->counters[SP_COUNTER_LOAD_SKIPPED] += s->unrouted;
+    if (st != SP_OK) {
+        sp_results_release(v, k);
+        return st;
+    }
+    *out = v;
+    *count = k;
+    return SP_OK;
+}
+
+static int is_regular(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+sp_status sp_result_load_ranks(const char *path, const sp_load_options *opts, sp_result ***out,
+                               size_t *count)
+{
+    if (!path || !*path || !out || !count)
+        return sp__fail(SP_EINVAL, "sp_result_load_ranks: NULL or empty path, out or count");
+    *out = NULL;
+    *count = 0;
+    sp_load_options defaults;
+    sp_load_options_init(&defaults);
+    if (!opts) opts = &defaults;
+    int merged = 0;
+    sp_status st = SP_OK;
+    FILE *f = NULL;
+    sp__jlex lx;
+    int lx_open = 0;
+    splitter s = {.path = path};
+    sp__buf_init(&s.text);
+    /* Only a regular JSON file can be a merged trace worth splitting (a
+     * pipe's bytes are read once, by sp_result_load). */
+    if (is_regular(path) && (opts->format == SP_FORMAT_AUTO || opts->format == SP_FORMAT_JSON ||
+                             opts->format == SP_FORMAT_JSON_GZ)) {
+        f = fopen(path, "rb");
+        if (f && sp__jlex_open(&lx, f, path) == SP_OK) {
+            lx_open = 1;
+            int c = sp__jlex_peek(&lx), in_events = 0;
+            if (c == '{' && sp__merge_read(&lx, &s.h, MG_HEADER_ONLY | MG_STOP_AT_EVENTS, NULL, NULL, &in_events) == 0 &&
+                s.h.has_dist && !s.h.has_rank && !in_events)
+                merged = 1;
+        }
+    }
+    if (merged) {
+        st = split(&s, &lx, opts, out, count, &merged);
+        if (st != SP_OK) merged = 1; /* the error stands */
+    }
+    close_all(&s);
+    if (lx_open) sp__jlex_close(&lx);
+    if (f) fclose(f);
+    if (merged) return st;
+    sp_result **v = sp__alloc(sizeof *v);
+    if (!v) return sp__fail(SP_ENOMEM, "out of memory loading %s", path);
+    st = sp_result_load(path, opts, &v[0]);
+    if (st != SP_OK) {
+        sp__free(v);
+        return st;
+    }
+    *out = v;
+    *count = 1;
+    return SP_OK;
+}
+
+void sp_results_release(sp_result **results, size_t count)
+{
+    if (!results) return;
+    for (size_t i = 0; i < count; i++)
+        sp_result_release(results[i]);
+    sp__free(results);
+}
