@@ -2,10 +2,14 @@
 trace: distributedInfo names its rank of 4, its local rank, the host, the
 "mpi" backend and one job shared by all ranks; every MPI_Allreduce is a
 Communication range whose args give the collective, group, bytes and seq,
-and the same call has the same seq on every rank.
+and the same call has the same seq on every rank. Then `stepprof merge` joins
+the four files: every rank is a process of the merged trace, every
+all-reduce (by seq) is on every rank and the merge matched them all; and
+`stepprof summary` of the merge is the one of the four files, with six
+operations matched on every rank.
 
-usage: mpi_check.py MPIRUN EXAMPLE OUTDIR   (no arguments: MPI was not
-found at configure time, and the test is skipped, exit 77)."""
+usage: mpi_check.py MPIRUN EXAMPLE OUTDIR STEPPROF   (no arguments: MPI was
+not found at configure time, and the test is skipped, exit 77)."""
 import json
 import os
 import shutil
@@ -22,11 +26,11 @@ def fail(msg):
 
 
 def main(argv):
-    if len(argv) != 4 or not argv[1] or not os.path.exists(argv[2]):
+    if len(argv) != 5 or not argv[1] or not os.path.exists(argv[2]):
         print("skipped: Open MPI (mpicc, mpirun) was not found when the build was configured; "
               "install it with `sh scripts/ensure-deps.sh mpi` and reconfigure")
         return SKIP
-    mpirun, exe, out = argv[1], argv[2], argv[3]
+    mpirun, exe, out, cli = argv[1], argv[2], argv[3], argv[4]
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     env = dict(os.environ)
@@ -72,8 +76,37 @@ def main(argv):
         fail(f"the ranks name different jobs: {jobs}")
     if any(s != seqs[0] for s in seqs.values()) or seqs[0] != list(range(6)):
         fail(f"seq differs between ranks or is not 0..5: {seqs}")
-    print(f"ok: {RANKS} ranks, job {jobs.pop()}, seq {seqs[0]} on every rank")
+    check_merge(cli, out)
+    print(f"ok: {RANKS} ranks, job {jobs.pop()}, seq {seqs[0]} on every rank; merged and summarized")
     return 0
+
+
+def check_merge(cli, out):
+    files = [os.path.join(out, f"rank{r}.json") for r in range(RANKS)]
+    job = os.path.join(out, "job.json")
+    p = subprocess.run([cli, "merge", *reversed(files), "-o", job], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=120)
+    if p.returncode != 0:
+        fail(f"stepprof merge exited {p.returncode}:\n{p.stdout}")
+    if f"({6 * (RANKS - 1)} pairs)" not in p.stdout:
+        fail(f"the merge did not match every all-reduce of every rank with rank 0's:\n{p.stdout}")
+    with open(job) as f:
+        merged = json.load(f)
+    ranks = [r["rank"] for r in merged["stepprof_merge"]["ranks"]]
+    if ranks != list(range(RANKS)):
+        fail(f"merged ranks {ranks}")
+    by_seq = {}
+    for e in merged["traceEvents"]:
+        if e.get("ph") == "X" and e.get("name") == "MPI_Allreduce":
+            by_seq.setdefault(e["args"]["seq"], set()).add(e["pid"])
+    if sorted(by_seq) != list(range(6)) or any(v != set(range(RANKS)) for v in by_seq.values()):
+        fail(f"each all-reduce on every rank of the merge: {by_seq}")
+    own = subprocess.run([cli, "summary", *files], stdout=subprocess.PIPE, text=True, timeout=120)
+    back = subprocess.run([cli, "summary", job], stdout=subprocess.PIPE, text=True, timeout=120)
+    if own.returncode or back.returncode or own.stdout != back.stdout:
+        fail(f"summary of the merge differs from the rank files':\n{back.stdout}\n---\n{own.stdout}")
+    if "6 operations matched on every rank" not in own.stdout:
+        fail(f"the cross-rank summary did not match the six all-reduces:\n{own.stdout}")
 
 
 if __name__ == "__main__":
