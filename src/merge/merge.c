@@ -211,9 +211,21 @@ static sp_status read_file(mg_rank *r, int flags, mg_event_fn fn, pass *p,
     sp__jlex lx;
     sp_status s = open_trace(r->path, &f, &lx);
     if (s != SP_OK) return s;
-    mg_header h;
+    mg_header h = {0};
+    /* The header look keeps the keys the rank's result is restored from. */
+    if (flags & MG_HEADER_ONLY) {
+        r->keys.len = 0;
+        h.keep = &r->keys;
+    }
     int in_events;
     int rc = sp__merge_read(&lx, &h, flags, fn, p, &in_events);
+    if (flags & MG_HEADER_ONLY) {
+        h.keep = NULL;
+        if (r->keys.failed || r->keys.len > MG_KEEP_MAX) {
+            r->keys_cut = 1;
+            r->keys.len = 0;
+        }
+    }
     s = lx.status;
     if (p && p->oom) s = sp__fail(SP_ENOMEM, "out of memory merging %s", r->path);
     if (rc != 0 && s == SP_OK) s = sp__fail(SP_EFORMAT, "%s: not a valid JSON trace", r->path);
@@ -456,9 +468,17 @@ sp_status sp_trace_merge(const char *const *paths, size_t n, const char *out_pat
     mg_rank *r = sp__alloc(n * sizeof *r);
     mg_colls ref = {0}, cur = {0};
     if (!r) return sp__fail(SP_ENOMEM, "out of memory merging %zu files", n);
+    memset(r, 0, n * sizeof *r);
+    for (size_t i = 0; i < n; i++)
+        sp__buf_init(&r[i].keys);
     for (size_t i = 0; i < n && s == SP_OK; i++) {
         r[i].path = paths[i];
         s = read_file(&r[i], MG_HEADER_ONLY, NULL, NULL, &o, 0);
+        if (s == SP_OK && r[i].keys_cut)
+            say(&o, 1,
+                "%s: its header's counters, device properties and thread names exceed %zu MiB: "
+                "the merge does not keep them",
+                r[i].path, MG_KEEP_MAX >> 20);
     }
     long world = 1;
     if (s == SP_OK) {
@@ -529,6 +549,8 @@ sp_status sp_trace_merge(const char *const *paths, size_t n, const char *out_pat
     }
     sp__merge_colls_free(&ref);
     sp__merge_colls_free(&cur);
+    for (size_t i = 0; i < n; i++)
+        sp__buf_fini(&r[i].keys);
     sp__free(r);
     return s;
 }

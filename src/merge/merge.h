@@ -39,7 +39,17 @@ typedef struct mg_header {
     long rank, world_size, local_rank, local_world_size;
     char hostname[256], job[256], backend[64];
     int64_t base_ns;
+    /* When not NULL (kept across sp__merge_read), the header look appends
+     * here, as `"key":value` pairs joined by commas, the verbatim keys a
+     * rank's result is restored from (mg_kept_key): its counters, device
+     * properties, thread names, options. */
+    sp__buf *keep;
 } mg_header;
+
+/* Whether a top-level key is one the merge keeps per rank (mg_header.keep). */
+int sp__merge_kept_key(const char *key, size_t len);
+/* The most bytes kept per rank; a file with more keeps none and says so. */
+#define MG_KEEP_MAX ((size_t)4 << 20)
 
 /* Per-event callback of mg_read: returns 0 to go on, 1 to stop reading
  * events (the reader then returns at once), -1 on error. */
@@ -127,6 +137,8 @@ typedef struct mg_rank {
     uint64_t res_n;
     double res_median_ns, res_max_ns;
     uint64_t written; /* events written (second pass) */
+    sp__buf keys;     /* the header's kept keys (mg_header.keep) */
+    int keys_cut;     /* they were over MG_KEEP_MAX: none kept */
 } mg_rank;
 
 typedef struct mg_result {

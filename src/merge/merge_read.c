@@ -6,6 +6,8 @@
  * docs/trace-format.md §2 (rank 0 of 1, no host, no job). */
 #include "merge.h"
 
+#include "json_escape.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,10 +259,36 @@ static int read_events(sp__jlex *lx, mg_event_fn on_event, void *ctx)
     }
 }
 
+int sp__merge_kept_key(const char *key, size_t len)
+{
+    static const char *const kept[] = {"deviceProperties",      "ExtraInfo",     "stepprof_counters",
+                                       "stepprof_thread_drops", "span_indx",     "record_shapes",
+                                       "profile_memory",        "with_flops",    "with_stack",
+                                       "overwrite_oldest",      NULL};
+    for (const char *const *k = kept; *k; k++)
+        if (strlen(*k) == len && memcmp(*k, key, len) == 0) return 1;
+    return 0;
+}
+
+/* Appends the key in tok and its value, verbatim, to keep. */
+static int keep_value(sp__jlex *lx, sp__buf *keep)
+{
+    if (keep->len) sp__buf_putc(keep, ',');
+    sp__json_put_string(keep, lx->tok.data, lx->tok.len);
+    sp__buf_putc(keep, ':');
+    sp__jlex_peek(lx);
+    sp__jlex_tee(lx, keep);
+    int rc = sp__jlex_skip(lx);
+    sp__jlex_tee(lx, NULL);
+    return rc;
+}
+
 int sp__merge_read(sp__jlex *lx, mg_header *h, int flags, mg_event_fn on_event, void *ctx,
                    int *in_events)
 {
+    sp__buf *keep = h->keep;
     memset(h, 0, sizeof *h);
+    h->keep = keep;
     h->world_size = 1;
     h->local_world_size = 1;
     *in_events = 0;
@@ -286,6 +314,8 @@ int sp__merge_read(sp__jlex *lx, mg_header *h, int flags, mg_event_fn on_event, 
             int rc = read_events(lx, (flags & MG_HEADER_ONLY) ? NULL : on_event, ctx);
             if (rc != 0) return rc < 0 ? -1 : 0;
             if (flags & MG_EVENTS_ONLY) return 0;
+        } else if (keep && sp__merge_kept_key(t->data, t->len)) {
+            if (keep_value(lx, keep) != 0) return -1;
         } else if (sp__jlex_skip(lx) != 0) {
             return -1;
         }

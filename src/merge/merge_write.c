@@ -193,7 +193,9 @@ void sp__merge_put_tail(sp__buf *out, const mg_rank *ranks, size_t n, const mg_r
         put_double(out, r->drift_ppm);
         sp__buf_puts(out, ", \"events\": ");
         put_int(out, (int64_t)r->written);
-        sp__buf_puts(out, "}");
+        sp__buf_puts(out, ", \"header\": {");
+        sp__buf_append(out, r->keys.data, r->keys.len);
+        sp__buf_puts(out, "}}");
     }
     sp__buf_printf(out, "],\n\"aligned\": %s, \"reason\": ", res->aligned ? "true" : "false");
     sp__json_put_string(out, res->reason, strlen(res->reason));

@@ -30,6 +30,8 @@
 
 typedef struct rank_out {
     FILE *f;
+    char *keys; /* the rank's kept header keys, `"key":value,...` (stepprof_merge's "header") */
+    size_t keys_len;
     uint64_t events;
     int seen;          /* listed in stepprof_merge */
     int64_t pid;       /* the rank's own host pid, -1 unknown */
@@ -150,6 +152,39 @@ static int scalar(sp__jlex *lx)
     return sp__jlex_skip(lx) == 0 ? 2 : -1;
 }
 
+/* The rank's header keys: the object's text without its braces. */
+static int read_header(splitter *s, sp__jlex *lx, rank_out *r)
+{
+    sp__buf raw;
+    sp__buf_init(&raw);
+    sp__jlex_tee(lx, &raw);
+    int rc = sp__jlex_skip(lx);
+    sp__jlex_tee(lx, NULL);
+    char *open = raw.data ? memchr(raw.data, '{', raw.len) : NULL;
+    char *close = NULL;
+    for (size_t i = raw.len; open && i > 0 && !close; i--)
+        if (raw.data[i - 1] == '}') close = raw.data + i - 1;
+    if (rc == 0 && !raw.failed && open && close && close > open) {
+        size_t n = (size_t)(close - open - 1);
+        sp__free(r->keys);
+        r->keys = sp__alloc(n + 1);
+        if (r->keys) {
+            memcpy(r->keys, open + 1, n);
+            r->keys_len = n;
+        } else {
+            s->failed = 1;
+            s->status = sp__fail(SP_ENOMEM, "out of memory reading the ranks of %s", s->path);
+            rc = -1;
+        }
+    } else if (rc == 0 && raw.failed) {
+        s->failed = 1;
+        s->status = sp__fail(SP_ENOMEM, "out of memory reading the ranks of %s", s->path);
+        rc = -1;
+    }
+    sp__buf_fini(&raw);
+    return rc;
+}
+
 static int read_rank(splitter *s, sp__jlex *lx)
 {
     rank_out r = {.pid = -1, .world = s->h.world_size};
@@ -159,6 +194,13 @@ static int read_rank(splitter *s, sp__jlex *lx)
         for (;;) {
             if (sp__jlex_string(lx) != 0 || sp__jlex_expect(lx, ':') != 0) return -1;
             const sp__buf *t = &lx->tok;
+            if (is_key(t, "header") && sp__jlex_peek(lx) == '{') {
+                if (read_header(s, lx, &r) != 0) return -1;
+                int more = sp__jlex_next(lx, '}');
+                if (more < 0) return -1;
+                if (!more) break;
+                continue;
+            }
             int which = is_key(t, "rank")               ? 1
                         : is_key(t, "world_size")       ? 2
                         : is_key(t, "local_rank")       ? 3
@@ -189,7 +231,11 @@ static int read_rank(splitter *s, sp__jlex *lx)
         return -1;
     }
     rank_out *o = slot(s, rank);
-    if (!o) return s->failed ? -1 : 0;
+    if (!o) {
+        sp__free(r.keys);
+        return s->failed ? -1 : 0;
+    }
+    sp__free(o->keys);
     r.f = o->f;
     r.events = o->events;
     r.seen = 1;
@@ -281,7 +327,10 @@ static sp_status load_rank(splitter *s, long rank, rank_out *o, const sp_load_op
                            sp_result **out)
 {
     if (!o->f && open_rank(s, o) != 0) return s->status;
-    if (fputs("\n]}\n", o->f) < 0 || fflush(o->f) != 0 || fseeko(o->f, 0, SEEK_SET) != 0) {
+    int ok = fputs("\n]", o->f) >= 0;
+    if (ok && o->keys_len)
+        ok = fputc(',', o->f) != EOF && fwrite(o->keys, 1, o->keys_len, o->f) == o->keys_len;
+    if (!ok || fputs("}\n", o->f) < 0 || fflush(o->f) != 0 || fseeko(o->f, 0, SEEK_SET) != 0) {
         write_fail(s);
         return s->status;
     }
@@ -294,8 +343,10 @@ static sp_status load_rank(splitter *s, long rank, rank_out *o, const sp_load_op
 
 static void close_all(splitter *s)
 {
-    for (size_t i = 0; i < s->n; i++)
+    for (size_t i = 0; i < s->n; i++) {
         if (s->ranks[i].f) fclose(s->ranks[i].f);
+        sp__free(s->ranks[i].keys);
+    }
     sp__free(s->ranks);
     sp__buf_fini(&s->text);
 }

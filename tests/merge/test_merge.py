@@ -105,6 +105,21 @@ def test_four_ranks():
     check(rows == ["0", "1", "2", "3"], f"a row per rank: {rows}")
     check(merged.stdout == own.stdout, "the merge summarizes as its rank files do:\n%s\n---\n%s"
           % (merged.stdout, own.stdout))
+    # One rank of the merge is what its own file was: counters (a drop
+    # included), thread names and devices survive the round trip.
+    rewrite(files(d)[2], '"deviceProperties":[],', '"deviceProperties":[],"stepprof_counters":{"host_dropped": 7},'
+            '"ExtraInfo":{"4002": "rank2-main"},')
+    rc, so, se = run(*files(d), "-o", out)
+    check(rc == 0, se)
+    for r, path in enumerate(files(d)):
+        one = subprocess.run([CLI, "summary", "--rank", str(r), out], capture_output=True, text=True, check=False)
+        alone = subprocess.run([CLI, "summary", path], capture_output=True, text=True, check=False)
+        check(one.returncode == 0 and one.stdout == alone.stdout,
+              f"rank {r} of the merge summarizes as its file: {one.stderr}\n{one.stdout}\n---\n{alone.stdout}")
+    one = subprocess.run([CLI, "summary", "--rank", "2", out], capture_output=True, text=True, check=False)
+    check("host_dropped=7" in one.stdout, f"a rank's drops survive the merge: {one.stdout[-400:]}")
+    p = subprocess.run([CLI, "summary", "--rank", "9", out], capture_output=True, text=True, check=False)
+    check(p.returncode == 1 and "no rank 9" in p.stderr, f"a rank the merge lacks: {p.returncode} {p.stderr}")
     page = os.path.join(d, "job.html")
     p = subprocess.run([CLI, "report", out, "-o", page], capture_output=True, text=True, check=False)
     check(p.returncode == 0, f"stepprof report reads the merged trace: {p.stderr}")

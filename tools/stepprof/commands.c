@@ -114,6 +114,7 @@ static const char summary_help[] =
     "                     MemoryManipulation, UDF (paddle's SummaryView names, such\n"
     "                     as OverView or OperatorView, work too)\n"
     "  --time-unit UNIT   s, ms (default), us or ns\n"
+    "  --rank R           of a merged trace, rank R's own tables\n"
     "  --thread-sep       one table per thread instead of all threads merged\n"
     "  --op-detail        inner rows under each operator (default)\n"
     "  --no-op-detail     operators only\n"
@@ -262,11 +263,20 @@ int cli_summary(int argc, char **argv)
      * that it was meant as the sort key. */
     const char *torch_guess = NULL;
     int more_files = 0;
+    long one_rank = -1;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v;
         if (cli_is_help(a)) {
             fputs(summary_help, stdout);
             return CLI_OK;
+        }
+        if (cli_option(argc, argv, &i, "--rank", &v)) {
+            if (!v) return cli_missing_value("summary", "--rank", "R");
+            char *end;
+            one_rank = strtol(v, &end, 10);
+            if (*end || end == v || one_rank < 0 || one_rank >= (1L << 24))
+                return cli_usage_error("summary", "--rank: '%s' is not a rank (0, 1, ...)", v);
+            continue;
         }
         if (cli_option(argc, argv, &i, "--sorted-by", &v)) {
             if (!v) return cli_missing_value("summary", "--sorted-by", "KEY");
@@ -327,19 +337,35 @@ int cli_summary(int argc, char **argv)
     }
     if (!file) return cli_usage_error("summary", "FILE missing");
     /* One file per rank: the cross-rank summary. */
+    if (more_files && one_rank >= 0)
+        return cli_usage_error("summary", "--rank takes one FILE (a merged trace)");
     if (more_files) return cli_rank_summary(argc, argv, opts.time_unit);
     sp_result **ranks;
     size_t n;
     int rc = cli_load_ranks(file, &ranks, &n);
     if (rc != CLI_OK) return rc;
     /* A merged trace (stepprof merge) of several ranks: the cross-rank
-     * summary, as for the ranks' own files. */
-    if (n > 1 && !use_torch) {
+     * summary, as for the ranks' own files, or one rank's tables. */
+    if (n > 1 && !use_torch && one_rank < 0) {
         rc = print_rank_summary(ranks, n, opts.time_unit);
         sp_results_release(ranks, n);
         return rc;
     }
     sp_result *r = ranks[0];
+    if (one_rank >= 0) {
+        r = NULL;
+        for (size_t i = 0; i < n && !r; i++) {
+            sp_dist_info d;
+            sp_result_dist_info(ranks[i], &d);
+            if (d.rank == one_rank) r = ranks[i];
+        }
+        if (!r) {
+            fprintf(stderr, "stepprof: %s holds no rank %ld (%zu rank%s)\n", file, one_rank, n,
+                    n == 1 ? "" : "s");
+            sp_results_release(ranks, n);
+            return CLI_BAD_INPUT;
+        }
+    }
     sp_status s = use_torch ? sp_result_table_torch(r, torch, -1, stdout) : sp_result_summary(r, &opts, stdout);
     sp_results_release(ranks, n);
     if (s != SP_OK) {
