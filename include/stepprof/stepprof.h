@@ -1130,7 +1130,10 @@ SP_API void sp_merge_options_init(sp_merge_options *opts);
 
 /* Merges the Chrome-trace files of a job's ranks (stepprof's or Kineto's,
  * .json or .json.gz, one file per rank) into one trace at out_path (.json,
- * or .json.gz for a name ending in ".gz"): one process per rank, in rank
+ * .json.gz for a name ending in ".gz", or .pb: paddle's NodeTreesProto
+ * with each thread tree tagged with its rank, which is built from the JSON
+ * merge read back as ranks, so it holds every rank's result in memory
+ * once): one process per rank, in rank
  * order, each rank's clock shifted onto the lowest rank's by the ends of
  * their matched collectives (docs/trace-format.md §13 gives the layout and
  * the solve). Each file is read twice as a stream and the output is written
@@ -1139,8 +1142,7 @@ SP_API void sp_merge_options_init(sp_merge_options *opts);
  * A file cut short (a crash) is merged up to its last complete event, and
  * a missing rank is merged without; both are logged as warnings.
  * Errors: SP_EINVAL (no paths, NULL out_path, out_path among the inputs),
- * SP_ENOTSUP (a .pb output, an input that is not JSON or not a regular
- * file), SP_EIO, SP_ENOMEM, SP_EFORMAT (a file that is not a trace; two
+ * SP_ENOTSUP (an input that is not JSON or not a regular file), SP_EIO, SP_ENOMEM, SP_EFORMAT (a file that is not a trace; two
  * files of one rank; without force, different non-empty jobs, different
  * world sizes or a rank outside its world). The message names the files.
  * opts may be NULL for the defaults.

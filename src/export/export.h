@@ -23,6 +23,11 @@ void sp__out_abort(sp__out *o);
 
 /* Writes r to path as paddle's NodeTreesProto (protobuf.c). */
 sp_status sp__export_protobuf(const sp_result *r, const char *path);
+/* Writes the n ranks' results of a merged trace to path as one
+ * NodeTreesProto (trace-format.md §13): each rank's thread trees tagged
+ * with its rank and its root fields in stepprof_ranks; the root itself is
+ * the first rank's, with every rank's counters summed. */
+sp_status sp__export_protobuf_ranks(const sp_result *const *rs, size_t n, const char *path);
 
 /* Writes r to path in format (AUTO picks by suffix). */
 sp_status sp__export(const sp_result *r, const char *path, sp_format format);

@@ -58,6 +58,8 @@ typedef struct writer {
     int root_has_unattributed;
     int has_children; /* some node of the thread has runtime, memory or op records */
     size_t node_max;  /* the thread's largest host node, in bytes */
+    int has_rank;     /* a merged trace's: its thread trees are tagged with rank */
+    int64_t rank;
     /* scratch messages of one node, reused */
     sp__pb_runtime_node *rt_nodes;
     sp__pb_runtime *rts;
@@ -492,6 +494,8 @@ static int put_thread(writer *w, const sp__thread *t, uint64_t tid)
     sp__pb_thread head = PADDLE__PLATFORM__THREAD_NODE_TREE_PROTO__INIT;
     head.has_thread_id = 1;
     head.thread_id = tid;
+    head.has_stepprof_rank = w->has_rank;
+    head.stepprof_rank = w->rank;
     if (t) {
         head.stepprof_thread_name = (char *)sp__result_name(w->r, t->name);
         if (t->dropped) {
@@ -530,9 +534,10 @@ static int collect_unattributed(writer *w)
 
 /* The root message without thread trees: version, span index, extra info
  * (paddle's CPU utilisation keys), device properties and stepprof's fields. */
-static int put_header(writer *w)
+static int put_header(writer *w, const uint64_t *counter_values)
 {
     const sp_result *r = w->r;
+    if (!counter_values) counter_values = r->counters;
     sp__pb_trees m = PADDLE__PLATFORM__NODE_TREES_PROTO__INIT;
     m.version = (char *)SP__PB_VERSION;
     m.has_span_indx = 1;
@@ -557,7 +562,7 @@ static int put_header(writer *w)
         counters[c] = (sp__pb_counter)PADDLE__PLATFORM__STEPPROF_COUNTER_PROTO__INIT;
         counters[c].name = (char *)sp_counter_name((sp_counter_kind)c);
         counters[c].has_value = 1;
-        counters[c].value = r->counters[c];
+        counters[c].value = counter_values[c];
         counter_ptrs[c] = &counters[c];
     }
     m.n_stepprof_counters = SP_COUNTER_COUNT;
@@ -626,6 +631,91 @@ static void writer_fini(writer *w)
     sp__free(w->memsets);
 }
 
+/* Every thread tree of w->r (and the synthetic thread 0 that holds its
+ * unattributed device records), counted in *trees. */
+static int put_trees(writer *w, uint64_t *trees)
+{
+    const sp_result *r = w->r;
+    if (collect_unattributed(w) != 0) return -1;
+    int has_thread0 = 0;
+    for (size_t i = 0; i < r->thread_count; i++, (*trees)++) {
+        if (r->threads[i].tid == 0) has_thread0 = 1;
+        if (put_thread(w, &r->threads[i], r->threads[i].tid) != 0) return -1;
+    }
+    if (!has_thread0 && w->unattributed_count > 0) {
+        if (put_thread(w, NULL, 0) != 0) return -1;
+        (*trees)++;
+    }
+    return 0;
+}
+
+/* A rank's entry of stepprof_ranks: its rank and its root fields, packed
+ * as its own file's would be. */
+static int put_rank_entry(writer *w, int64_t rank)
+{
+    sp__buf *keep = w->b, header;
+    sp__buf_init(&header);
+    w->b = &header;
+    int rc = put_header(w, NULL);
+    w->b = keep;
+    if (rc != 0 || header.failed) {
+        sp__buf_fini(&header);
+        return -1;
+    }
+    size_t body = 1 + varint_size((uint64_t)rank) + 1 + varint_size(header.len) + header.len;
+    put_varint(w->b, ((uint64_t)SP__PB_TREES_STEPPROF_RANKS << 3) | 2);
+    put_varint(w->b, body);
+    put_varint(w->b, 1 << 3);
+    put_varint(w->b, (uint64_t)rank);
+    put_varint(w->b, (2 << 3) | 2);
+    put_varint(w->b, header.len);
+    sp__buf_append(w->b, header.data, header.len);
+    sp__buf_fini(&header);
+    return 0;
+}
+
+sp_status sp__export_protobuf_ranks(const sp_result *const *rs, size_t n, const char *path)
+{
+    if (!rs || n == 0 || !rs[0]) return sp__fail(SP_ENODATA, "export: no result to write");
+    if (!path || !*path) return sp__fail(SP_EINVAL, "export: empty output path");
+    sp__out *out;
+    sp_status s = sp__out_open(&out, path, 0);
+    if (s != SP_OK) return s;
+    sp__buf *b = sp__out_buf(out);
+    put_varint(b, (uint64_t)SP__PB_TREES_STEPPROF_BEGIN << 3);
+    put_varint(b, 1);
+    /* The root is the lowest rank's, its counters every rank's: a reader
+     * that takes the file as one process (paddle's) misses no drop. */
+    uint64_t sums[SP_COUNTER_COUNT] = {0};
+    for (size_t i = 0; i < n; i++)
+        for (int c = 0; c < SP_COUNTER_COUNT; c++)
+            sums[c] += rs[i]->counters[c];
+    uint64_t trees = 0;
+    int failed = 0;
+    for (size_t i = 0; !failed && i <= n; i++) {
+        writer w = {0};
+        w.out = out;
+        w.b = b;
+        w.r = rs[i < n ? i : 0];
+        writer_init_node(&w);
+        if (i == n) {
+            failed = put_header(&w, sums) != 0;
+        } else {
+            w.has_rank = 1;
+            w.rank = rs[i]->meta.rank;
+            failed = put_rank_entry(&w, w.rank) != 0 || put_trees(&w, &trees) != 0;
+        }
+        writer_fini(&w);
+    }
+    put_varint(b, (uint64_t)SP__PB_TREES_STEPPROF_END << 3);
+    put_varint(b, trees);
+    if (failed) {
+        sp__out_abort(out);
+        return sp__fail(SP_ENOMEM, "out of memory writing %s", path);
+    }
+    return sp__out_commit(out);
+}
+
 sp_status sp__export_protobuf(const sp_result *r, const char *path)
 {
     if (!r) return sp__fail(SP_ENODATA, "export: no result to write");
@@ -639,17 +729,8 @@ sp_status sp__export_protobuf(const sp_result *r, const char *path)
     /* The truncation guard (nodetree.proto): begin first, end last. */
     put_varint(w.b, (uint64_t)SP__PB_TREES_STEPPROF_BEGIN << 3);
     put_varint(w.b, 1);
-    int failed = collect_unattributed(&w) != 0 || put_header(&w) != 0;
-    int has_thread0 = 0;
     uint64_t trees = 0;
-    for (size_t i = 0; !failed && i < r->thread_count; i++, trees++) {
-        if (r->threads[i].tid == 0) has_thread0 = 1;
-        failed = put_thread(&w, &r->threads[i], r->threads[i].tid) != 0;
-    }
-    if (!failed && !has_thread0 && w.unattributed_count > 0) {
-        failed = put_thread(&w, NULL, 0) != 0;
-        trees++;
-    }
+    int failed = put_header(&w, NULL) != 0 || put_trees(&w, &trees) != 0;
     put_varint(w.b, (uint64_t)SP__PB_TREES_STEPPROF_END << 3);
     put_varint(w.b, trees);
     writer_fini(&w);

@@ -31,6 +31,7 @@ typedef Paddle__Platform__DevicePropertyProto sp__pb_device_prop;
 #define SP__PB_TREES_THREAD_TREES 3
 #define SP__PB_TREES_STEPPROF_BEGIN 108 /* the file's first field */
 #define SP__PB_TREES_STEPPROF_END 109   /* its last: the number of thread trees */
+#define SP__PB_TREES_STEPPROF_RANKS 128 /* a merged trace's ranks */
 #define SP__PB_THREAD_HOST_NODES 2
 /* The root node paddle writes first in every thread tree. */
 #define SP__PB_ROOT_NAME "root node"

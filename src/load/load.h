@@ -78,6 +78,10 @@ typedef struct sp__pb_sink {
  * built and must be released. */
 sp_status sp__load_pb_to(FILE *f, const char *path, const sp_load_options *opts,
                          const sp__pb_sink *sink, sp_result **out);
+/* A merged trace's .pb (trace-format.md §13) as one result per rank, in
+ * file order; *count 0 (nothing loaded) for a file that holds no ranks. */
+sp_status sp__load_pb_ranks(FILE *f, const char *path, const sp_load_options *opts, sp_result ***out,
+                            size_t *count);
 sp_status sp__load_json(FILE *f, const char *path, const sp_load_options *opts, sp_result **out);
 /* Crash dumps (load_dump.c, src/record/crash.h): sp__is_dump tells one from
  * the file's first n bytes; sp__load_dump reads it. */

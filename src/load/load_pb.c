@@ -28,6 +28,7 @@
 
 #define READ_BYTES ((size_t)1 << 16)
 #define PROGRESS_BYTES ((uint64_t)4 << 20)
+#define MAX_RANKS 4096 /* a merged trace's ranks read back one by one */
 
 typedef struct reader {
     FILE *f;
@@ -193,6 +194,13 @@ typedef struct loader {
     int64_t pid;
     int have_pid;
     const sp__pb_sink *sink; /* host and memory events go here, or NULL */
+    /* A merged trace's ranks (trace-format.md §13): list only reads the
+     * root's stepprof_ranks into ranks; filter keeps only_rank's threads
+     * and takes its root fields from its stepprof_ranks entry. */
+    int list, filter;
+    int64_t only_rank;
+    int64_t *ranks;
+    size_t n_ranks;
 } loader;
 
 static const char *text(const char *s) { return s ? s : ""; }
@@ -422,6 +430,10 @@ static int read_thread_tree(loader *l, uint64_t end)
         rd->offset = start;
         return bad(rd, SP_EFORMAT, "invalid thread tree");
     }
+    if (l->filter && (head->has_stepprof_rank ? head->stepprof_rank : 0) != l->only_rank) {
+        protobuf_c_message_free_unpacked(&head->base, &sp__pb_allocator);
+        return seek_to(rd, end); /* another rank's thread */
+    }
     sp__thread *t = sp__builder_thread(&l->b, head->thread_id);
     if (t && head->stepprof_thread_name) t->name = name_id(l, head->stepprof_thread_name);
     if (t) t->dropped += head->stepprof_dropped;
@@ -502,6 +514,40 @@ static void restore_header(loader *l, const sp__pb_trees *m, int *keep_counters)
     if (sp__pb_read_dist(&l->b, m) != 0) l->b.failed = 1;
 }
 
+/* The ranks of a merged trace's root, in file order. */
+static sp_status list_ranks(loader *l, const sp__pb_trees *m)
+{
+    if (!m->n_stepprof_ranks) return SP_OK;
+    /* Each rank costs a read of the file: a hostile list must not. */
+    if (m->n_stepprof_ranks > MAX_RANKS)
+        return sp__fail(SP_EFORMAT, "%s: not a valid protobuf trace: %zu ranks (at most %d)", l->rd.path,
+                        m->n_stepprof_ranks, MAX_RANKS);
+    l->ranks = sp__alloc(sizeof *l->ranks * m->n_stepprof_ranks);
+    if (!l->ranks) return sp__fail(SP_ENOMEM, "out of memory loading %s", l->rd.path);
+    for (size_t i = 0; i < m->n_stepprof_ranks; i++)
+        if (m->stepprof_ranks[i] && m->stepprof_ranks[i]->has_rank) {
+            int64_t r = m->stepprof_ranks[i]->rank;
+            size_t k = 0;
+            while (k < l->n_ranks && l->ranks[k] != r)
+                k++;
+            if (k == l->n_ranks) l->ranks[l->n_ranks++] = r; /* each rank once */
+        }
+    return SP_OK;
+}
+
+/* only_rank's own root fields, unpacked; NULL when the file has none. */
+static sp__pb_trees *rank_header(loader *l, const sp__pb_trees *m)
+{
+    for (size_t i = 0; i < m->n_stepprof_ranks; i++) {
+        const Paddle__Platform__StepprofRankProto *e = m->stepprof_ranks[i];
+        if (!e || !e->has_rank || e->rank != l->only_rank || !e->has_header) continue;
+        return (sp__pb_trees *)protobuf_c_message_unpack(&paddle__platform__node_trees_proto__descriptor,
+                                                         &sp__pb_allocator, e->header.len,
+                                                         e->header.data ? e->header.data : (const uint8_t *)"");
+    }
+    return NULL;
+}
+
 static sp_status load(loader *l, sp_result **out)
 {
     reader *rd = &l->rd;
@@ -515,7 +561,8 @@ static sp_status load(loader *l, sp_result **out)
         if (read_key(rd, end, &field, &wire) != 0) return rd->status;
         if (field == SP__PB_TREES_THREAD_TREES && wire == 2) {
             uint64_t len;
-            if (read_length(rd, end, &len) != 0 || read_thread_tree(l, rd->offset + len) != 0)
+            if (read_length(rd, end, &len) != 0) return rd->status;
+            if (l->list ? seek_to(rd, rd->offset + len) != 0 : read_thread_tree(l, rd->offset + len) != 0)
                 return rd->status;
             trees++;
         } else if (field == SP__PB_TREES_STEPPROF_BEGIN && wire == 0) {
@@ -548,12 +595,27 @@ static sp_status load(loader *l, sp_result **out)
         protobuf_c_message_free_unpacked(&m->base, &sp__pb_allocator);
         return s;
     }
+    if (l->list) {
+        sp_status st = list_ranks(l, m);
+        protobuf_c_message_free_unpacked(&m->base, &sp__pb_allocator);
+        return st;
+    }
     if (!m->version && l->b.r->thread_count == 0) {
         protobuf_c_message_free_unpacked(&m->base, &sp__pb_allocator);
         return sp__fail(SP_EFORMAT, "%s: not a protobuf trace: no version and no thread trees", rd->path);
     }
+    sp__pb_trees *own = NULL;
+    if (l->filter) {
+        own = rank_header(l, m);
+        if (!own) {
+            protobuf_c_message_free_unpacked(&m->base, &sp__pb_allocator);
+            return sp__fail(SP_EFORMAT, "%s: no root fields for rank %lld in the merged trace", rd->path,
+                            (long long)l->only_rank);
+        }
+    }
     int keep_counters;
-    restore_header(l, m, &keep_counters);
+    restore_header(l, own ? own : m, &keep_counters);
+    if (own) protobuf_c_message_free_unpacked(&own->base, &sp__pb_allocator);
     protobuf_c_message_free_unpacked(&m->base, &sp__pb_allocator);
     if (rd->opts->progress) rd->opts->progress(rd->size, rd->size, rd->opts->progress_user);
     return sp__builder_finish(&l->b, keep_counters, rd->path, out);
@@ -564,8 +626,61 @@ sp_status sp__load_pb(FILE *f, const char *path, const sp_load_options *opts, sp
     return sp__load_pb_to(f, path, opts, NULL, out);
 }
 
+/* How run() reads: everything, a merged trace's rank list, or one rank. */
+typedef struct pb_mode {
+    int list, filter;
+    int64_t rank;
+    int64_t *ranks; /* list: out */
+    size_t n_ranks;
+} pb_mode;
+
+static sp_status run(FILE *f, const char *path, const sp_load_options *opts, const sp__pb_sink *sink,
+                     pb_mode *mode, sp_result **out);
+
 sp_status sp__load_pb_to(FILE *f, const char *path, const sp_load_options *opts,
                          const sp__pb_sink *sink, sp_result **out)
+{
+    pb_mode all = {0};
+    return run(f, path, opts, sink, &all, out);
+}
+
+sp_status sp__load_pb_ranks(FILE *f, const char *path, const sp_load_options *opts, sp_result ***out,
+                            size_t *count)
+{
+    *out = NULL;
+    *count = 0;
+    pb_mode list = {.list = 1};
+    sp_status s = run(f, path, opts, NULL, &list, NULL);
+    if (s != SP_OK || list.n_ranks == 0) {
+        sp__free(list.ranks);
+        return s;
+    }
+    sp_result **v = sp__alloc(sizeof *v * list.n_ranks);
+    if (!v) s = sp__fail(SP_ENOMEM, "out of memory loading %s", path);
+    size_t k = 0;
+    for (size_t i = 0; s == SP_OK && i < list.n_ranks; i++) {
+        pb_mode one = {.filter = 1, .rank = list.ranks[i]};
+        if (fseeko(f, 0, SEEK_SET) != 0) {
+            s = sp__fail(SP_EIO, "%s: cannot read: %s", path, strerror(errno));
+            break;
+        }
+        s = run(f, path, opts, NULL, &one, &v[k]);
+        if (s == SP_OK) k++;
+    }
+    sp__free(list.ranks);
+    if (s != SP_OK) {
+        for (size_t i = 0; i < k; i++)
+            sp_result_release(v[i]);
+        sp__free(v);
+        return s;
+    }
+    *out = v;
+    *count = k;
+    return SP_OK;
+}
+
+static sp_status run(FILE *f, const char *path, const sp_load_options *opts, const sp__pb_sink *sink,
+                     pb_mode *mode, sp_result **out)
 {
     loader *l = sp__alloc(sizeof *l);
     if (!l) return sp__fail(SP_ENOMEM, "out of memory loading %s", path);
@@ -573,6 +688,11 @@ sp_status sp__load_pb_to(FILE *f, const char *path, const sp_load_options *opts,
     l->rd.opts = opts;
     l->rd.f = f;
     l->sink = sink;
+    l->list = mode->list;
+    l->filter = mode->filter;
+    l->only_rank = mode->rank;
+    l->ranks = NULL;
+    l->n_ranks = 0;
     l->min_ns = INT64_MAX;
     l->max_ns = INT64_MIN;
     sp__buf_init(&l->node);
@@ -587,8 +707,10 @@ sp_status sp__load_pb_to(FILE *f, const char *path, const sp_load_options *opts,
     } else {
         l->rd.size = (uint64_t)st.st_size;
         s = load(l, out);
-        if (s != SP_OK) sp__builder_fini(&l->b);
+        if (s != SP_OK || l->list) sp__builder_fini(&l->b);
     }
+    mode->ranks = l->ranks;
+    mode->n_ranks = l->n_ranks;
     sp__buf_fini(&l->node);
     sp__buf_fini(&l->head);
     sp__buf_fini(&l->top);

@@ -10,11 +10,13 @@
 
 #include "export.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 void sp_merge_options_init(sp_merge_options *opts)
 {
@@ -389,7 +391,7 @@ static int second_event(void *ctx, sp__jlex *lx)
     return note_coll(p, &ev);
 }
 
-static sp_status write_all(mg_rank *r, size_t n, const char *out_path, const mg_colls *ref,
+static sp_status write_all(mg_rank *r, size_t n, const char *out_path, const char *shown, const mg_colls *ref,
                            mg_colls *cur, long world, int64_t base_out_ns, mg_result *res,
                            const sp_merge_options *o)
 {
@@ -432,7 +434,7 @@ static sp_status write_all(mg_rank *r, size_t n, const char *out_path, const mg_
         sp__out_abort(out);
         return s;
     }
-    sp__merge_put_tail(sp__out_buf(out), r, n, res, out_path);
+    sp__merge_put_tail(sp__out_buf(out), r, n, res, shown);
     return sp__out_commit(out);
 }
 
@@ -440,11 +442,6 @@ static sp_status write_all(mg_rank *r, size_t n, const char *out_path, const mg_
 
 static sp_status check_output(const char *const *paths, size_t n, const char *out_path)
 {
-    if (ends_with(out_path, ".pb"))
-        return sp__fail(SP_ENOTSUP,
-                        "%s: merge writes Chrome-trace JSON (.json or .json.gz); .pb output is not "
-                        "supported for merge yet (convert the merged JSON with `stepprof convert`)",
-                        out_path);
     struct stat so, si;
     if (stat(out_path, &so) != 0) return SP_OK;
     for (size_t i = 0; i < n; i++)
@@ -453,18 +450,52 @@ static sp_status check_output(const char *const *paths, size_t n, const char *ou
     return SP_OK;
 }
 
+/* The JSON merge into out_path; its lines name the output shown. */
+static sp_status merge_json(const char *const *paths, size_t n, const char *out_path, const char *shown,
+                            const sp_merge_options *opts);
+
+/* A .pb output: the JSON merge into a temporary file beside it, read back
+ * as ranks and written as one NodeTreesProto (trace-format.md §13). Unlike
+ * the JSON merge, this holds every rank's result in memory. */
+static sp_status merge_pb(const char *const *paths, size_t n, const char *out_path,
+                          const sp_merge_options *o)
+{
+    char tmp[4200];
+    if (snprintf(tmp, sizeof tmp, "%s.merging-XXXXXX", out_path) >= (int)sizeof tmp)
+        return sp__fail(SP_EINVAL, "%s: output path too long", out_path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) return sp__fail(SP_EIO, "%s: cannot create a temporary file beside it: %s", out_path, strerror(errno));
+    close(fd);
+    sp_status s = merge_json(paths, n, tmp, out_path, o);
+    sp_result **v = NULL;
+    size_t k = 0;
+    if (s == SP_OK) s = sp_result_load_ranks(tmp, NULL, &v, &k);
+    if (s == SP_OK) s = sp__export_protobuf_ranks((const sp_result *const *)v, k, out_path);
+    sp_results_release(v, k);
+    unlink(tmp);
+    return s;
+}
+
 sp_status sp_trace_merge(const char *const *paths, size_t n, const char *out_path,
                          const sp_merge_options *opts)
 {
-    sp_merge_options o;
-    sp_merge_options_init(&o);
-    if (opts) o = *opts;
     if (!paths || n == 0) return sp__fail(SP_EINVAL, "merge: no input files");
     if (!out_path || !*out_path) return sp__fail(SP_EINVAL, "merge: no output path");
     for (size_t i = 0; i < n; i++)
         if (!paths[i]) return sp__fail(SP_EINVAL, "merge: input %zu is NULL", i);
     sp_status s = check_output(paths, n, out_path);
     if (s != SP_OK) return s;
+    return ends_with(out_path, ".pb") ? merge_pb(paths, n, out_path, opts)
+                                      : merge_json(paths, n, out_path, out_path, opts);
+}
+
+static sp_status merge_json(const char *const *paths, size_t n, const char *out_path, const char *shown,
+                            const sp_merge_options *opts)
+{
+    sp_merge_options o;
+    sp_merge_options_init(&o);
+    if (opts) o = *opts;
+    sp_status s = SP_OK;
     mg_rank *r = sp__alloc(n * sizeof *r);
     mg_colls ref = {0}, cur = {0};
     if (!r) return sp__fail(SP_ENOMEM, "out of memory merging %zu files", n);
@@ -535,7 +566,7 @@ sp_status sp_trace_merge(const char *const *paths, size_t n, const char *out_pat
         say(&o, !res.aligned && matched == 0 && n_domains > 1, "%s%s", res.reason,
             res.aligned ? "" : ": merged without alignment");
         if (base_out_ns == INT64_MAX) base_out_ns = 0;
-        s = write_all(r, n, out_path, &ref, &cur, world, base_out_ns, &res, &o);
+        s = write_all(r, n, out_path, shown, &ref, &cur, world, base_out_ns, &res, &o);
     }
     if (s == SP_OK && res.residual_n)
         say(&o, 0, "residual at the collectives' ends%s: median %.3f us, max %.3f us (%llu pairs)",
@@ -545,7 +576,7 @@ sp_status sp_trace_merge(const char *const *paths, size_t n, const char *out_pat
         uint64_t events = 0;
         for (size_t i = 0; i < n; i++)
             events += r[i].written;
-        say(&o, 0, "wrote %s: %zu ranks, %llu events", out_path, n, (unsigned long long)events);
+        say(&o, 0, "wrote %s: %zu ranks, %llu events", shown, n, (unsigned long long)events);
     }
     sp__merge_colls_free(&ref);
     sp__merge_colls_free(&cur);

@@ -391,6 +391,25 @@ static int is_regular(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* A merged trace written as .pb: one result per rank; *count 0 for any
+ * other file (or an error, which sp_result_load then words). */
+static sp_status load_pb_ranks(const char *path, const sp_load_options *opts, sp_result ***out,
+                               size_t *count)
+{
+    if (!is_regular(path) || (opts->format != SP_FORMAT_AUTO && opts->format != SP_FORMAT_PROTOBUF))
+        return SP_OK;
+    FILE *f = fopen(path, "rb");
+    if (!f) return SP_OK;
+    unsigned char head[64];
+    size_t n = fread(head, 1, sizeof head, f);
+    int pb = n > 0 && !sp__is_dump(head, n) && head[0] != 0x1f && head[0] != '{' && head[0] != '[' &&
+             head[0] != ' ' && head[0] != '\n' && head[0] != '\r' && head[0] != '\t' && head[0] != 0xef;
+    sp_status s = SP_OK;
+    if (pb && fseeko(f, 0, SEEK_SET) == 0) s = sp__load_pb_ranks(f, path, opts, out, count);
+    fclose(f);
+    return s;
+}
+
 sp_status sp_result_load_ranks(const char *path, const sp_load_options *opts, sp_result ***out,
                                size_t *count)
 {
@@ -429,6 +448,7 @@ sp_status sp_result_load_ranks(const char *path, const sp_load_options *opts, sp
     if (lx_open) sp__jlex_close(&lx);
     if (f) fclose(f);
     if (merged) return st;
+    if (load_pb_ranks(path, opts, out, count) == SP_OK && *count > 0) return SP_OK;
     sp_result **v = sp__alloc(sizeof *v);
     if (!v) return sp__fail(SP_ENOMEM, "out of memory loading %s", path);
     st = sp_result_load(path, opts, &v[0]);

@@ -7,6 +7,7 @@
 #include "check.h"
 #include "stepprof/stepprof.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,9 +60,27 @@ static void test_merge_api_errors(void)
     CHECK_EQ(SP_EINVAL, sp_trace_merge(paths, 0, out, NULL));
     CHECK_EQ(SP_EINVAL, sp_trace_merge(paths, 2, out, NULL)); /* a NULL path */
     CHECK_EQ(SP_EINVAL, sp_trace_merge(paths, 1, NULL, NULL));
-    CHECK_EQ(SP_ENOTSUP, sp_trace_merge(paths, 1, out, NULL));
-    CHECK(strstr(sp_last_error(), "not supported for merge") != NULL);
+    /* A .pb output of an input that is not JSON: refused, and neither the
+     * output nor the temporary JSON beside it is left. */
+    char bin[300];
+    snprintf(bin, sizeof bin, "%s/r1.pb", dir);
+    FILE *f = fopen(bin, "wb");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("\x08\x01", f);
+        fclose(f);
+    }
+    const char *bad[] = {bin};
+    CHECK_EQ(SP_ENOTSUP, sp_trace_merge(bad, 1, out, NULL));
+    CHECK(strstr(sp_last_error(), "not a Chrome-trace JSON file") != NULL);
     CHECK(access(out, F_OK) != 0);
+    DIR *dp = opendir(dir);
+    int left = 0;
+    for (struct dirent *e; dp && (e = readdir(dp));)
+        left += strstr(e->d_name, "merging") != NULL;
+    if (dp) closedir(dp);
+    CHECK_EQ(0, left);
+    unlink(bin);
     CHECK_EQ(SP_EINVAL, sp_trace_merge(paths, 1, a, NULL)); /* over its input */
     unlink(a);
 }
@@ -181,6 +200,29 @@ static void test_load_ranks(void)
     }
     sp_results_release(v, n);
     sp_results_release(NULL, 0);
+
+    /* The same as .pb: the ranks come back with their own metadata, and
+     * the file read as one process holds both ranks' threads. */
+    char pb[300];
+    snprintf(pb, sizeof pb, "%s/job.pb", dir);
+    CHECK_OK(sp_trace_merge(paths, 2, pb, &o));
+    CHECK_OK(sp_result_load_ranks(pb, NULL, &v, &n));
+    CHECK_EQ(2, (int)n);
+    if (n == 2) {
+        sp_dist_info d;
+        sp_result_dist_info(v[1], &d);
+        CHECK_EQ(1, (int)d.rank);
+        CHECK_STR_EQ("nccl", d.backend);
+        CHECK_EQ(1, (int)sp_result_thread_count(v[0]));
+        CHECK(text_has(v[1], SP_VIEW_KERNEL, "gemm_kernel"));
+        CHECK(!text_has(v[0], SP_VIEW_KERNEL, "gemm_kernel"));
+    }
+    sp_results_release(v, n);
+    sp_result *whole = NULL;
+    CHECK_OK(sp_result_load(pb, NULL, &whole));
+    CHECK_EQ(2, (int)sp_result_thread_count(whole));
+    sp_result_release(whole);
+    unlink(pb);
 
     /* A rank's own file is one result, as sp_result_load reads it. */
     CHECK_OK(sp_result_load_ranks(r0, NULL, &v, &n));

@@ -325,8 +325,18 @@ def test_usage_and_formats():
     check(rc == 2 and "-o" in se, "no output is a usage error")
     rc, so, se = run("--align", "--no-align", *f, "-o", os.path.join(d, "x.json"))
     check(rc == 2, "--align with --no-align is a usage error")
-    rc, so, se = run(*f, "-o", os.path.join(d, "x.pb"))
-    check(rc == 1 and "not supported for merge yet" in se, f".pb output: {se}")
+    pb = os.path.join(d, "x.pb")
+    rc, so, se = run(*f, "-o", pb)
+    check(rc == 0 and "wrote " + pb in so, f".pb output: {rc} {so} {se}")
+    merged = subprocess.run([CLI, "summary", pb], capture_output=True, text=True, check=False).stdout
+    own = subprocess.run([CLI, "summary", *f], capture_output=True, text=True, check=False).stdout
+    check("Cross-rank Summary" in merged and merged == own, f"a merged .pb reads back as its ranks:\n{merged}")
+    for r, path in enumerate(f):
+        one = subprocess.run([CLI, "summary", "--rank", str(r), pb], capture_output=True, text=True, check=False)
+        alone = subprocess.run([CLI, "summary", path], capture_output=True, text=True, check=False)
+        check(one.returncode == 0 and one.stdout == alone.stdout, f"rank {r} of the .pb is its file: {one.stderr}")
+    p = subprocess.run([CLI, "info", pb], capture_output=True, text=True, check=False)
+    check(p.returncode == 0, f"stepprof info reads the merged .pb as one process: {p.stderr}")
     rc, so, se = run(*f, "-o", f[0])
     check(rc == 1 and "overwrite" in se, f"output over an input: {se}")
     notjson = os.path.join(d, "x.pb")
