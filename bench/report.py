@@ -37,6 +37,10 @@ END = "<!-- make bench: end -->"
 TARGETS = [
     ("record_pair_over_tsc2", "<=", 1.25, "begin+end pair <= 1.25x two raw TSC reads", "{:.2f}x"),
     ("closed_minus_empty_ns", "<=", 0.5, "CLOSED: <= 0.5 ns above the empty loop", "{:+.2f} ns"),
+    ("started_closed_minus_empty_ns", "<=", 0.5,
+     "CLOSED step of a started profiler (timer on): <= 0.5 ns above the empty loop", "{:+.2f} ns"),
+    ("timer_only_minus_empty_ns", "<=", 0.5,
+     "timer_only profiler, not recording: <= 0.5 ns above the empty loop", "{:+.2f} ns"),
     ("amortized_ns_per_range", "<=", 2.0, "amortized under ~100 ns of work: <= 2 ns per range",
      "{:.2f} ns"),
     ("scaling_ratio_2t", "<=", 1.2, "2 threads: each <= 1.2x its cost alone", "{:.2f}x"),
@@ -91,6 +95,8 @@ CONTEXT = [
     ("empty_loop_ns", "empty loop (noinline call), ns per iteration"),
     ("closed_pair_loop_ns", "closed begin+end, ns per iteration"),
     ("timer_only_pair_loop_ns", "timer-only begin+end, ns per iteration"),
+    ("started_closed_pair_loop_ns", "begin+end at a started profiler's CLOSED step, ns per iteration"),
+    ("closed_dataloader_loop_ns", "CLOSED step: timed Dataloader pair with an op pair inside, ns"),
     ("tsc2_loop_ns", "two raw rdtsc, ns per iteration (the floor)"),
     ("clock2_loop_ns", "two clock_gettime, ns per iteration"),
     ("record_pair_loop_ns", "recorded begin+end, ns per iteration"),
@@ -182,6 +188,8 @@ CONTEXT = [
 PLAUSIBLE = {
     "record_pair_over_tsc2": (0.9, 1000.0),  # a pair reads the TSC twice itself
     "closed_minus_empty_ns": (0.0, 1000.0),  # CLOSED does more than the empty loop
+    "started_closed_minus_empty_ns": (0.0, 1000.0),
+    "timer_only_minus_empty_ns": (0.0, 1000.0),
     "amortized_ns_per_range": (0.0, 1e6),
     "scaling_ratio_2t": (0.5, 100.0),
     "bytes_per_range_event": (8.0, 1e4),  # at least the 8-byte timestamp
@@ -218,7 +226,8 @@ PLAUSIBLE = {
 # Targets whose figure is a time or a rate: contention changes them, so a
 # contended run gives them no verdict. The others are sizes and ratios of
 # memory.
-TIMING = {"record_pair_over_tsc2", "closed_minus_empty_ns", "amortized_ns_per_range",
+TIMING = {"record_pair_over_tsc2", "closed_minus_empty_ns", "started_closed_minus_empty_ns",
+          "timer_only_minus_empty_ns", "amortized_ns_per_range",
           "scaling_ratio_2t", "cost_ratio_late_early", "stop_events_per_s",
           "summary_events_per_s", "json_events_per_s", "protobuf_events_per_s", "merge_events_per_s",
           "python_record_event_ns", "paddle_mlp_step_ratio", "paddle_op_step_over_paddle",
