@@ -50,6 +50,8 @@ TARGETS = [
     ("cost_ratio_late_early", "<=", 1.10, "bounded: ns per range late / early", "{:.2f}x"),
     ("result_bytes_per_event", "<=", 64.0, "<= 64 bytes per event after stop", "{:.1f} B"),
     ("stop_events_per_s", ">=", 20e6, "stop and collect >= 20 M events/s", "{:.1f} M/s"),
+    ("step_stall_1m_over_limit", "<=", 1.0,
+     "step() at the end of a 1M-range span returns within 1 ms (stall / 1 ms)", "{:.2f}x"),
     ("summary_events_per_s", ">=", 10e6, "summary tables >= 10 M events/s", "{:.1f} M/s"),
     ("report_1m_s", "<=", 2.0, "HTML report of a 1M-event span written in < 2 s", "{:.3f} s"),
     ("report_1m_mib", "<=", 2.0, "HTML report of a 1M-event span < 2 MiB", "{:.2f} MiB"),
@@ -95,6 +97,8 @@ CONTEXT = [
     ("empty_loop_ns", "empty loop (noinline call), ns per iteration"),
     ("closed_pair_loop_ns", "closed begin+end, ns per iteration"),
     ("timer_only_pair_loop_ns", "timer-only begin+end, ns per iteration"),
+    ("step_stall_1m_ms", "step() at the end of a 1M-range span, ms"),
+    ("step_result_1m_ms", "that span's collection: from step() to on_trace_ready, ms"),
     ("started_closed_pair_loop_ns", "begin+end at a started profiler's CLOSED step, ns per iteration"),
     ("closed_dataloader_loop_ns", "CLOSED step: timed Dataloader pair with an op pair inside, ns"),
     ("tsc2_loop_ns", "two raw rdtsc, ns per iteration (the floor)"),
@@ -197,6 +201,7 @@ PLAUSIBLE = {
     "cost_ratio_late_early": (0.1, 1e3),
     "result_bytes_per_event": (8.0, 1e5),
     "stop_events_per_s": (1.0, 1e10),
+    "step_stall_1m_over_limit": (0.0, 1e6),
     "summary_events_per_s": (1.0, 1e10),
     "report_1m_s": (1e-4, 1e4),
     "report_1m_mib": (0.01, 1e4),  # the script and style alone are tens of KiB
@@ -229,6 +234,7 @@ PLAUSIBLE = {
 TIMING = {"record_pair_over_tsc2", "closed_minus_empty_ns", "started_closed_minus_empty_ns",
           "timer_only_minus_empty_ns", "amortized_ns_per_range",
           "scaling_ratio_2t", "cost_ratio_late_early", "stop_events_per_s",
+          "step_stall_1m_over_limit",
           "summary_events_per_s", "json_events_per_s", "protobuf_events_per_s", "merge_events_per_s",
           "python_record_event_ns", "paddle_mlp_step_ratio", "paddle_op_step_over_paddle",
           "paddle_stop_speedup", "torch_capture_over_floor_ns", "torch_whole_over_torch",
@@ -452,7 +458,7 @@ def main():
     start = datetime.datetime.now()
     metrics, notes, contended = {}, [], []
     for prog in ["bench_record", "bench_scaling", "bench_export", "bench_summary", "bench_convert",
-                 "bench_merge", "bench_inject"]:
+                 "bench_merge", "bench_inject", "bench_step"]:
         path = os.path.join(args.build, "bench", prog)
         if os.path.exists(path):
             contended += [f"{prog}: {c}" for c in measure(prog, [path], metrics, notes)]
