@@ -25,15 +25,16 @@
  * keeps behind its fast-path limit; deeper begins take the slow path, which
  * asks the chunk, or a new one, for room for every end.
  *
- * Calls that reach the library while nothing records (a Dataloader begin
- * for the benchmark timer, or any call while one is open: reader.c) leave
- * depth and dropped_open alone, since the inline check lets the other calls
- * of that state through to no one: they are counted only while recording.
- * A range begun while recording and ended after it stopped thus stays in
- * depth, which only makes the fast path more careful (depth is a bound,
- * and ends are taken whatever it says); dropped_open, which would keep the
- * thread dropping, starts again from zero when recording restarts
- * (record_epoch).
+ * While nothing records, the inline check lets most range calls pass
+ * without reaching the library; those that reach it (a Dataloader begin for
+ * the benchmark timer, or any call while one is open: reader.c) count
+ * nothing. Depth then only needs to cover the ranges begun in the current
+ * recording, and none is open while nothing records, so those calls set it
+ * to 0. A range begun while recording and ended after it stopped stays in
+ * depth on a thread that makes no such call, which only makes the fast path
+ * more careful (depth is a bound, and ends are taken whatever it says).
+ * dropped_open, which would keep the thread dropping, starts again from
+ * zero when recording restarts (record_epoch).
  *
  * At the memory cap, under the overwrite policy, a chunk switch takes the
  * oldest chunk over all threads instead (ring.c); when none can be taken,
@@ -351,7 +352,7 @@ static void __attribute__((noinline)) begin_slow(sp_event_type type, const char 
     if (!enter(FOR_BEGIN, &depth)) return;
     follow_reader(sp__reader_on_begin(type, (uint64_t)(uintptr_t)name));
     if (!recording()) {
-        leave(depth); /* counted only while recording: see the opening comment */
+        leave(0); /* no range of a recording is open: see the opening comment */
         return;
     }
     uint64_t t = sp__ticks();
@@ -398,7 +399,7 @@ static void __attribute__((noinline)) end_slow(void)
     follow_reader(sp__reader_on_end());
     sp__tbuf *tb = sp__tls_tbuf;
     if (!recording()) { /* the benchmark timer alone costs no clock read */
-        leave(depth);
+        leave(0);
         return;
     }
     sp__correlate_end();
@@ -477,7 +478,7 @@ void sp__range_begin_copy(sp_event_type type, const char *name, size_t len)
     if (!enter(FOR_BEGIN, &depth)) return;
     follow_reader(sp__reader_on_begin(type, name_hash(name, len)));
     if (!recording()) {
-        leave(depth);
+        leave(0);
         return;
     }
     type = checked_type(type);
