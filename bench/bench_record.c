@@ -3,8 +3,14 @@
  * calls a non-inlined empty function once per iteration, wrapped in:
  *   empty        nothing (the baseline)
  *   closed       sp_range_begin/sp_range_end while no profiler records
+ *   started, CLOSED  the same while a started profiler is at a CLOSED step
+ *                (its benchmark timer on): what most ranges of a long run
+ *                pay; only Dataloader ranges reach the library
  *   timer only   the same while a started profiler runs only its benchmark
- *                timer (CLOSED steps, timer_only): calls reach the library
+ *                timer (timer_only)
+ *   dataloader   a Dataloader range with an operator range inside, at a
+ *                CLOSED step: the timer times it, so both pairs reach the
+ *                library
  *   tsc x2       two raw rdtsc reads (the physical floor of a timed range)
  *   clock x2     two clock_gettime(CLOCK_MONOTONIC_RAW) calls
  *   record       sp_range_begin/sp_range_end while recording
@@ -53,6 +59,19 @@ static double run_ranges(void)
     for (int i = 0; i < ITERS; i++) {
         sp_range_begin(SP_EVENT_OPERATOR, "op");
         work();
+        sp_range_end();
+    }
+    return (now_ns() - t0) / ITERS;
+}
+
+static double run_dataloader(void)
+{
+    double t0 = now_ns();
+    for (int i = 0; i < ITERS; i++) {
+        sp_range_begin(SP_EVENT_DATALOADER, "loader");
+        sp_range_begin(SP_EVENT_OPERATOR, "op");
+        work();
+        sp_range_end();
         sp_range_end();
     }
     return (now_ns() - t0) / ITERS;
@@ -159,8 +178,22 @@ int main(void)
     sp_options o;
     sp_options_init(&o);
     o.on_trace_ready = sp_handler_none();
-    o.timer_only = true;
+    sp_scheduler_range(&o.scheduler, 1000, 1001); /* step 0 is CLOSED */
     sp_profiler *prof;
+    if (sp_profiler_create(&o, &prof) != SP_OK || sp_profiler_start(prof) != SP_OK) {
+        fprintf(stderr, "bench_record: %s\n", sp_last_error());
+        return 1;
+    }
+    if (sp_is_recording() || !(sp__host_active & 2)) {
+        fprintf(stderr, "bench_record: the profiler is not at a CLOSED step with its timer on\n");
+        return 1;
+    }
+    stats started_closed = measure(run_ranges, 0);
+    stats dataloader = measure(run_dataloader, 0);
+    sp_profiler_destroy(prof);
+    sp_options_init(&o);
+    o.on_trace_ready = sp_handler_none();
+    o.timer_only = true;
     if (sp_profiler_create(&o, &prof) != SP_OK || sp_profiler_start(prof) != SP_OK) {
         fprintf(stderr, "bench_record: %s\n", sp_last_error());
         return 1;
@@ -189,7 +222,9 @@ int main(void)
     printf("%-34s %8s %8s %8s\n", "loop body", "median", "min", "max");
     row("empty (noinline call)", empty, 0, NULL);
     row("closed: begin+end, not recording", closed, 0, NULL);
+    row("started, CLOSED step: begin+end", started_closed, 0, NULL);
     row("timer only: begin+end", timer_only, 0, NULL);
+    row("CLOSED: Dataloader + op inside", dataloader, 0, NULL);
     row("tsc x2", tsc, 0, NULL);
     row("clock_gettime x2", clk, 0, NULL);
     row("record: begin+end pair", rec, 0, NULL);
@@ -197,6 +232,7 @@ int main(void)
     row("at the cap, dropping", cap_drop, rec.median, "of record");
     row("at the cap, overwriting the oldest", cap_ring, rec.median, "of record");
     printf("\nclosed - empty:              %6.2f ns per pair\n", closed.median - empty.median);
+    printf("started CLOSED - empty:      %6.2f ns per pair\n", started_closed.median - empty.median);
     printf("timer only - empty:          %6.2f ns per pair\n", timer_only.median - empty.median);
     printf("record pair / (tsc x2):      %6.2fx  (pair %.2f ns over the loop, floor %.2f ns)\n",
            (rec.median - empty.median) / (tsc.median - empty.median), rec.median - empty.median,
@@ -206,13 +242,16 @@ int main(void)
     /* For bench/report.py: metric <name> <median> <unit> [min <v> max <v>]. */
     metric("empty_loop_ns", empty);
     metric("closed_pair_loop_ns", closed);
+    metric("started_closed_pair_loop_ns", started_closed);
     metric("timer_only_pair_loop_ns", timer_only);
+    metric("closed_dataloader_loop_ns", dataloader);
     metric("tsc2_loop_ns", tsc);
     metric("clock2_loop_ns", clk);
     metric("record_pair_loop_ns", rec);
     printf("metric record_pair_over_tsc2 %.3f x\n",
            (rec.median - empty.median) / (tsc.median - empty.median));
     printf("metric closed_minus_empty_ns %.3f ns\n", closed.median - empty.median);
+    printf("metric started_closed_minus_empty_ns %.3f ns\n", started_closed.median - empty.median);
     printf("metric timer_only_minus_empty_ns %.3f ns\n", timer_only.median - empty.median);
     printf("metric correlated_over_record %.3f x\n", correlated.median / rec.median);
     printf("metric cap_drop_over_record %.3f x\n", cap_drop.median / rec.median);

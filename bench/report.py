@@ -37,6 +37,10 @@ END = "<!-- make bench: end -->"
 TARGETS = [
     ("record_pair_over_tsc2", "<=", 1.25, "begin+end pair <= 1.25x two raw TSC reads", "{:.2f}x"),
     ("closed_minus_empty_ns", "<=", 0.5, "CLOSED: <= 0.5 ns above the empty loop", "{:+.2f} ns"),
+    ("started_closed_minus_empty_ns", "<=", 0.5,
+     "CLOSED step of a started profiler (timer on): <= 0.5 ns above the empty loop", "{:+.2f} ns"),
+    ("timer_only_minus_empty_ns", "<=", 0.5,
+     "timer_only profiler, not recording: <= 0.5 ns above the empty loop", "{:+.2f} ns"),
     ("amortized_ns_per_range", "<=", 2.0, "amortized under ~100 ns of work: <= 2 ns per range",
      "{:.2f} ns"),
     ("scaling_ratio_2t", "<=", 1.2, "2 threads: each <= 1.2x its cost alone", "{:.2f}x"),
@@ -46,6 +50,8 @@ TARGETS = [
     ("cost_ratio_late_early", "<=", 1.10, "bounded: ns per range late / early", "{:.2f}x"),
     ("result_bytes_per_event", "<=", 64.0, "<= 64 bytes per event after stop", "{:.1f} B"),
     ("stop_events_per_s", ">=", 20e6, "stop and collect >= 20 M events/s", "{:.1f} M/s"),
+    ("step_stall_1m_over_limit", "<=", 1.0,
+     "step() at the end of a 1M-range span returns within 1 ms (stall / 1 ms)", "{:.2f}x"),
     ("summary_events_per_s", ">=", 10e6, "summary tables >= 10 M events/s", "{:.1f} M/s"),
     ("report_1m_s", "<=", 2.0, "HTML report of a 1M-event span written in < 2 s", "{:.3f} s"),
     ("report_1m_mib", "<=", 2.0, "HTML report of a 1M-event span < 2 MiB", "{:.2f} MiB"),
@@ -91,6 +97,10 @@ CONTEXT = [
     ("empty_loop_ns", "empty loop (noinline call), ns per iteration"),
     ("closed_pair_loop_ns", "closed begin+end, ns per iteration"),
     ("timer_only_pair_loop_ns", "timer-only begin+end, ns per iteration"),
+    ("step_stall_1m_ms", "step() at the end of a 1M-range span, ms"),
+    ("step_result_1m_ms", "that span's collection: from step() to on_trace_ready, ms"),
+    ("started_closed_pair_loop_ns", "begin+end at a started profiler's CLOSED step, ns per iteration"),
+    ("closed_dataloader_loop_ns", "CLOSED step: timed Dataloader pair with an op pair inside, ns"),
     ("tsc2_loop_ns", "two raw rdtsc, ns per iteration (the floor)"),
     ("clock2_loop_ns", "two clock_gettime, ns per iteration"),
     ("record_pair_loop_ns", "recorded begin+end, ns per iteration"),
@@ -182,6 +192,8 @@ CONTEXT = [
 PLAUSIBLE = {
     "record_pair_over_tsc2": (0.9, 1000.0),  # a pair reads the TSC twice itself
     "closed_minus_empty_ns": (0.0, 1000.0),  # CLOSED does more than the empty loop
+    "started_closed_minus_empty_ns": (0.0, 1000.0),
+    "timer_only_minus_empty_ns": (0.0, 1000.0),
     "amortized_ns_per_range": (0.0, 1e6),
     "scaling_ratio_2t": (0.5, 100.0),
     "bytes_per_range_event": (8.0, 1e4),  # at least the 8-byte timestamp
@@ -189,6 +201,7 @@ PLAUSIBLE = {
     "cost_ratio_late_early": (0.1, 1e3),
     "result_bytes_per_event": (8.0, 1e5),
     "stop_events_per_s": (1.0, 1e10),
+    "step_stall_1m_over_limit": (0.0, 1e6),
     "summary_events_per_s": (1.0, 1e10),
     "report_1m_s": (1e-4, 1e4),
     "report_1m_mib": (0.01, 1e4),  # the script and style alone are tens of KiB
@@ -218,8 +231,10 @@ PLAUSIBLE = {
 # Targets whose figure is a time or a rate: contention changes them, so a
 # contended run gives them no verdict. The others are sizes and ratios of
 # memory.
-TIMING = {"record_pair_over_tsc2", "closed_minus_empty_ns", "amortized_ns_per_range",
+TIMING = {"record_pair_over_tsc2", "closed_minus_empty_ns", "started_closed_minus_empty_ns",
+          "timer_only_minus_empty_ns", "amortized_ns_per_range",
           "scaling_ratio_2t", "cost_ratio_late_early", "stop_events_per_s",
+          "step_stall_1m_over_limit",
           "summary_events_per_s", "json_events_per_s", "protobuf_events_per_s", "merge_events_per_s",
           "python_record_event_ns", "paddle_mlp_step_ratio", "paddle_op_step_over_paddle",
           "paddle_stop_speedup", "torch_capture_over_floor_ns", "torch_whole_over_torch",
@@ -443,7 +458,7 @@ def main():
     start = datetime.datetime.now()
     metrics, notes, contended = {}, [], []
     for prog in ["bench_record", "bench_scaling", "bench_export", "bench_summary", "bench_convert",
-                 "bench_merge", "bench_inject"]:
+                 "bench_merge", "bench_inject", "bench_step"]:
         path = os.path.join(args.build, "bench", prog)
         if os.path.exists(path):
             contended += [f"{prog}: {c}" for c in measure(prog, [path], metrics, notes)]

@@ -188,11 +188,11 @@ SP_API const char *sp_counter_name(sp_counter_kind counter);
  *    NUL byte inside the name becomes U+FFFD (counted as names_cut too) and
  *    invalid UTF-8 is replaced by U+FFFD when the span is collected (counted).
  *
- * Costs when not recording: with no profiler started, every call is one load
- * and one branch. While a started profiler is not recording (CLOSED steps, or
- * timer_only), sp_range_begin/_copy and sp_range_end call into the library
- * (a few ns) so that the benchmark timer can measure Dataloader ranges;
- * instants and counters stay one load and one branch.
+ * Costs when not recording: every call is one load and one branch, with or
+ * without a started profiler (CLOSED steps, timer_only). The benchmark timer
+ * of a started profiler times Dataloader ranges: a begin of that type calls
+ * into the library (a few ns), and while one is open on the timer's thread
+ * every begin and end calls in too, so that the library sees where it ends.
  *
  * A NULL name records "(null)". An out-of-range type records UserDefined and
  * counts a misuse. When the memory cap is reached, new events are dropped (or
@@ -209,8 +209,10 @@ SP_API const char *sp_counter_name(sp_counter_kind counter);
 
 /* Internal: bit 0 is set while a profiler holds the tracers in READY or
  * RECORD; bit 1 while a benchmark timer runs (it times Dataloader ranges);
- * bit 2 while GPU tracing tags CUDA calls with the range that made them.
- * Read by the inline functions below; never write it. */
+ * bit 2 while GPU tracing tags CUDA calls with the range that made them;
+ * bit 3 while a Dataloader range the timer times is open. Bit 1 alone
+ * sends only Dataloader begins to the library; any other bit sends every
+ * begin and end. Read by the inline functions below; never write it. */
 SP_API extern int sp__host_active;
 
 SP_API void sp__range_begin(sp_event_type type, const char *name);
@@ -238,8 +240,19 @@ static inline int sp__active_bits(void)
 #endif
 }
 
-/* Any bit: the library wants range begins and ends. */
+/* Any bit: the library may want range begins. */
 static inline int sp__is_active(void) { return SP__EXPECT_FALSE(sp__active_bits() != 0); }
+
+/* Whether the library wants a begin of this type: any bit for a Dataloader
+ * range, any bit but the timer's for the others. With a constant type this
+ * folds to one mask test. */
+static inline int sp__wants_begin(sp_event_type type)
+{
+    return SP__EXPECT_FALSE(sp__active_bits() & (type == SP_EVENT_DATALOADER ? ~0 : ~2));
+}
+
+/* Whether the library wants range ends: any bit but the timer's. */
+static inline int sp__wants_end(void) { return SP__EXPECT_FALSE(sp__active_bits() & ~2); }
 
 /* Bit 0: events are being recorded. */
 static inline int sp__is_recording(void) { return SP__EXPECT_FALSE(sp__active_bits() & 1); }
@@ -247,20 +260,20 @@ static inline int sp__is_recording(void) { return SP__EXPECT_FALSE(sp__active_bi
 /* Opens a range named by a static string (see above). */
 static inline void sp_range_begin(sp_event_type type, const char *name)
 {
-    if (sp__is_active()) sp__range_begin(type, name);
+    if (sp__wants_begin(type)) sp__range_begin(type, name);
 }
 
 /* Opens a range whose name (len bytes, no terminator needed) is copied. */
 static inline void sp_range_begin_copy(sp_event_type type, const char *name, size_t len)
 {
-    if (sp__is_active()) sp__range_begin_copy(type, name, len);
+    if (sp__wants_begin(type)) sp__range_begin_copy(type, name, len);
 }
 
 /* Closes the innermost open range of the calling thread. An end with no open
  * range in the span is discarded and counted as unmatched_ends. */
 static inline void sp_range_end(void)
 {
-    if (sp__is_active()) sp__range_end();
+    if (sp__wants_end()) sp__range_end();
 }
 
 /* Records a zero-length event named by a static string. */
@@ -332,8 +345,9 @@ SP_API void sp_range_add(sp_event_type type, const char *name, size_t len,
 
 /* Scoped range for C (GCC and Clang): opens a range now and closes it when
  * the enclosing block is left, by any path. The name must be static.
- * If recording was off when the block was entered, leaving it records
- * nothing, so a scope that straddles the start of recording stays balanced.
+ * If the begin did not reach the library (nothing recording), leaving the
+ * block sends no end, so a scope that straddles the start of recording
+ * stays balanced.
  *
  *     { SP_SCOPE(SP_EVENT_FORWARD, "forward"); model_forward(m, x); }
  */
@@ -345,7 +359,7 @@ static inline void sp__scope_close(int *was_active)
 #define SP__CONCAT(a, b) SP__CONCAT2(a, b)
 #define SP_SCOPE(type, name)                                                   \
     __attribute__((cleanup(sp__scope_close), unused)) int SP__CONCAT(sp__scope_, __LINE__) = \
-        (sp_range_begin((type), (name)), sp__is_active())
+        (sp_range_begin((type), (name)), sp__wants_begin(type))
 
 /* ------------------------------------------------------------------------ */
 /* Schedulers                                                                */

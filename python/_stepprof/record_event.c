@@ -212,7 +212,7 @@ static void re_dealloc(SpxRecordEvent *self)
 
 static inline int begin(SpxRecordEvent *self)
 {
-    if (self->open || !sp__is_active()) return 0;
+    if (self->open || !sp__wants_begin((sp_event_type)self->type)) return 0;
     if (push_open(self) < 0) {
         PyErr_NoMemory();
         return -1;

@@ -5,6 +5,12 @@
  * depth returns to zero; meanwhile its range calls take the slow path (the
  * caller forces that). Times come from CLOCK_MONOTONIC, like the timer's.
  *
+ * While no profiler records, the inline range calls reach the library only
+ * for Dataloader begins (bit 1 of sp__host_active). Opening a timed range
+ * sets bit 3 until it closes, so that every begin and end of the timer's
+ * thread is counted meanwhile; other threads then pass through the library
+ * too, doing nothing, for as long as the load lasts.
+ *
  * A load can also be timed by two calls and no range (sp__reader_load_begin
  * and _end): paddle's DataLoader announces each batch to its benchmark hooks
  * (python/stepprof/_paddle_reader.py), and paddle's own tracer records the
@@ -65,6 +71,7 @@ int sp__reader_on_begin(sp_event_type type, uint64_t reader_id)
     pthread_mutex_unlock(&watch_lock);
     if (!mine) return 0;
     open_reader.depth = 1;
+    __atomic_fetch_or(&sp__host_active, SP__ACTIVE_READER, __ATOMIC_RELEASE);
     open_reader.id = reader_id;
     open_reader.begin_ns = monotonic_ns();
     return 1;
@@ -76,6 +83,7 @@ int sp__reader_on_end(void)
 {
     if (open_reader.depth == 0) return 0;
     if (--open_reader.depth > 0) return 1;
+    __atomic_fetch_and(&sp__host_active, ~SP__ACTIVE_READER, __ATOMIC_RELEASE);
     int64_t end_ns = monotonic_ns();
     pthread_mutex_lock(&watch_lock);
     if (watch_fn && pthread_equal(watch_thread, pthread_self()))
@@ -114,7 +122,7 @@ void sp__reader_fork_child(void)
     watch_fn = NULL;
     watch_ctx = NULL;
     atomic_store(&watching, 0);
-    __atomic_fetch_and(&sp__host_active, ~2, __ATOMIC_RELEASE);
+    __atomic_fetch_and(&sp__host_active, ~(2 | SP__ACTIVE_READER), __ATOMIC_RELEASE);
     open_reader.depth = 0; /* the forking thread's, now the child's only thread */
     open_load.open = 0;
 }

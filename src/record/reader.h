@@ -4,6 +4,10 @@
 
 #include "record.h"
 
+/* The bit of sp__host_active set while a timed Dataloader range is open on
+ * the timer's thread: every range call goes to the library meanwhile. */
+#define SP__ACTIVE_READER 8
+
 /* Receives each outermost Dataloader range of the timer's thread:
  * reader_id identifies the loader (its name pointer or name hash),
  * begin_ns/end_ns are CLOCK_MONOTONIC nanoseconds. */

@@ -25,6 +25,17 @@
  * keeps behind its fast-path limit; deeper begins take the slow path, which
  * asks the chunk, or a new one, for room for every end.
  *
+ * While nothing records, the inline check lets most range calls pass
+ * without reaching the library; those that reach it (a Dataloader begin for
+ * the benchmark timer, or any call while one is open: reader.c) count
+ * nothing. Depth then only needs to cover the ranges begun in the current
+ * recording, and none is open while nothing records, so those calls set it
+ * to 0. A range begun while recording and ended after it stopped stays in
+ * depth on a thread that makes no such call, which only makes the fast path
+ * more careful (depth is a bound, and ends are taken whatever it says).
+ * dropped_open, which would keep the thread dropping, starts again from
+ * zero when recording restarts (record_epoch).
+ *
  * At the memory cap, under the overwrite policy, a chunk switch takes the
  * oldest chunk over all threads instead (ring.c); when none can be taken,
  * or without that policy, the thread enters dropping mode. Invariant: while
@@ -66,6 +77,9 @@ static _Thread_local _Atomic uint64_t nested_open;
 /* The tick count when the buffers were last drained: a span starts after
  * it, so an added range that begins before it lies outside the span. */
 static _Atomic uint64_t drained_at;
+/* Counts the times recording started (bit 0 of sp__host_active set from
+ * clear); a thread whose tb->epoch differs has not recorded since. */
+static _Atomic uint64_t record_epoch;
 
 /* How far ahead of the clock an added range may end before it counts as
  * misuse: 2^36 ticks, 20 to 70 seconds, far more than any clock skew
@@ -74,9 +88,11 @@ static _Atomic uint64_t drained_at;
 
 void sp__record_set_active(int active)
 {
-    if (active)
+    if (active) {
+        if (!(__atomic_load_n(&sp__host_active, __ATOMIC_RELAXED) & 1))
+            atomic_fetch_add_explicit(&record_epoch, 1, memory_order_relaxed);
         __atomic_fetch_or(&sp__host_active, 1, __ATOMIC_RELEASE);
-    else
+    } else
         __atomic_fetch_and(&sp__host_active, ~1, __ATOMIC_RELEASE);
 }
 
@@ -176,6 +192,17 @@ static void follow_reader(int reading)
     if (!tb || tb->reader_open == reading) return;
     tb->reader_open = reading;
     set_limits(tb);
+}
+
+/* The first slow call of a thread in a new recording forgets the dropped
+ * begins of the last one: their ends came, if at all, while nothing was
+ * counted (see the opening comment). */
+static void follow_epoch(sp__tbuf *tb)
+{
+    uint64_t epoch = atomic_load_explicit(&record_epoch, memory_order_relaxed);
+    if (tb->epoch == epoch) return;
+    tb->epoch = epoch;
+    tb->dropped_open = 0;
 }
 
 /* Words that must stay free behind an event of this kind, at this depth:
@@ -288,6 +315,7 @@ static sp__word *reserve_slow(size_t n, enum reserve_kind kind, uint64_t depth)
         }
         tb->reader_open = sp__reader_is_open(); /* the first chunk's gates follow it */
     }
+    follow_epoch(tb);
     sp__word *pos = atomic_load_explicit(&tb->pos, memory_order_relaxed);
     if (kind == FOR_END) return reserve_end(tb, pos, depth);
     size_t need = n + room_behind(kind, depth);
@@ -324,7 +352,7 @@ static void __attribute__((noinline)) begin_slow(sp_event_type type, const char 
     if (!enter(FOR_BEGIN, &depth)) return;
     follow_reader(sp__reader_on_begin(type, (uint64_t)(uintptr_t)name));
     if (!recording()) {
-        leave(depth + 1); /* its end comes through end_slow too */
+        leave(0); /* no range of a recording is open: see the opening comment */
         return;
     }
     uint64_t t = sp__ticks();
@@ -371,14 +399,11 @@ static void __attribute__((noinline)) end_slow(void)
     follow_reader(sp__reader_on_end());
     sp__tbuf *tb = sp__tls_tbuf;
     if (!recording()) { /* the benchmark timer alone costs no clock read */
-        if (depth > 0)
-            depth--;
-        else if (tb && tb->dropped_open > 0)
-            tb->dropped_open--;
-        leave(depth);
+        leave(0);
         return;
     }
     sp__correlate_end();
+    if (tb) follow_epoch(tb);
     if (tb && tb->dropped_open > 0) {
         tb->dropped_open--; /* its begin was dropped and counted */
         leave(depth);
@@ -453,7 +478,7 @@ void sp__range_begin_copy(sp_event_type type, const char *name, size_t len)
     if (!enter(FOR_BEGIN, &depth)) return;
     follow_reader(sp__reader_on_begin(type, name_hash(name, len)));
     if (!recording()) {
-        leave(depth + 1);
+        leave(0);
         return;
     }
     type = checked_type(type);

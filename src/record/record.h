@@ -114,6 +114,7 @@ typedef struct sp__tbuf {
     uint64_t dropped_open;  /* ranges begun while dropping, not yet ended */
     int dropping;
     int reader_open;        /* a Dataloader range is being timed (reader.c) */
+    uint64_t epoch;         /* the recording it last recorded in (record.c) */
     _Atomic uint64_t dropped; /* events dropped at the cap (writer stores only) */
     _Atomic uint64_t misuse;  /* bad arguments seen on the hot path */
     /* Events dropped because their call interrupted a recording call of the

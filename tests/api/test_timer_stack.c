@@ -3,7 +3,8 @@
  * steps (also with timer_only), step_info reports the steps since the last
  * call, Dataloader ranges of the timing thread become reader cost (whether
  * or not the step is recorded) while those of other threads do not, and the
- * ranges inside a timed Dataloader range are still recorded correctly.
+ * ranges inside a timed Dataloader range are still recorded correctly. At a
+ * CLOSED step only the calls the timer needs reach the library.
  * Loads timed by calls (sp__reader_load_begin/_end, as paddle's DataLoader
  * hook drives them) are reader cost without an event, bind and pause the
  * timer by their reader id, and are left out inside a timed range and on
@@ -16,6 +17,7 @@
 #include "stepprof/stepprof.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -185,6 +187,57 @@ static void *other_thread_dataloader(void *arg)
     busy(20000);
     sp_range_end();
     return NULL;
+}
+
+static void *other_thread_opens_dataloader(void *arg)
+{
+    (void)arg;
+    sp_range_begin(SP_EVENT_DATALOADER, "worker loader");
+    int open = (sp__host_active & SP__ACTIVE_READER) != 0;
+    sp_range_end();
+    return (void *)(intptr_t)open;
+}
+
+/* At a CLOSED step only Dataloader begins reach the library, until the
+ * timed range is open: then every begin and end of the thread does, so the
+ * range ends at its own end, not at the end of the operator inside it. */
+static void test_timer_stack_closed_step_sends_only_what_the_timer_needs(void)
+{
+    report_capture c = {"", 0};
+    sp_profiler *p = make(&c, 0, "89"); /* steps 0..7 CLOSED */
+    CHECK_OK(sp_profiler_start(p));
+    CHECK_EQ(2, sp__host_active);
+    CHECK(!sp__wants_begin(SP_EVENT_OPERATOR));
+    CHECK(!sp__wants_end());
+    CHECK(sp__wants_begin(SP_EVENT_DATALOADER));
+    sp_range_begin(SP_EVENT_OPERATOR, "outside");
+    sp_range_end();
+    CHECK(!sp__reader_is_open());
+    sp_range_begin(SP_EVENT_DATALOADER, "DataLoader");
+    CHECK(sp__reader_is_open());
+    CHECK(sp__wants_begin(SP_EVENT_OPERATOR) && sp__wants_end());
+    sp_range_begin(SP_EVENT_OPERATOR, "decode");
+    sp_range_end();
+    CHECK(sp__reader_is_open());
+    sp_range_end();
+    CHECK(!sp__reader_is_open());
+    CHECK_EQ(2, sp__host_active);
+    /* Another thread's Dataloader range is not timed. */
+    pthread_t t;
+    void *opened = NULL;
+    pthread_create(&t, NULL, other_thread_opens_dataloader, NULL);
+    pthread_join(t, &opened);
+    CHECK(opened == NULL);
+    CHECK_EQ(2, sp__host_active);
+    for (int i = 0; i < 12; i++) {
+        train_step();
+        CHECK_OK(sp_profiler_step(p, 8));
+    }
+    CHECK(!sp_is_recording());
+    CHECK_OK(sp_profiler_stop(p));
+    CHECK(strstr(c.text, "reader_cost") != NULL);
+    sp_profiler_destroy(p);
+    CHECK_EQ(0, sp__host_active);
 }
 
 static void test_timer_stack_other_threads_dataloader_is_not_reader_cost(void)
@@ -380,5 +433,6 @@ int main(void)
     RUN_TEST(test_timer_stack_load_calls_of_another_reader_pause_timing);
     RUN_TEST(test_timer_stack_load_calls_inside_a_timed_range_are_left_out);
     RUN_TEST(test_timer_stack_other_threads_load_calls_are_left_out);
+    RUN_TEST(test_timer_stack_closed_step_sends_only_what_the_timer_needs);
     return TEST_SUMMARY();
 }

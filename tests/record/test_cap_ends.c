@@ -2,7 +2,9 @@
  * the end of a range whose begin was kept, however many ranges are open when
  * the cap is reached, and the ProfileStep ranges, even on a stepping thread
  * that records nothing else. Every count is exact: kept + dropped ==
- * recorded, no kept range is left unclosed, and no end is unmatched. */
+ * recorded, no kept range is left unclosed, and no end is unmatched. A range
+ * dropped at the cap and ended while nothing records does not keep the
+ * thread dropping in the next recorded span. */
 #include "check.h"
 #include "record.h"
 #include "stepprof/stepprof.h"
@@ -167,11 +169,55 @@ static void test_cap_ends_steps_survive_on_a_thread_at_the_cap(void)
     sp_profiler_destroy(p);
 }
 
+static sp_state closed_on_odd_steps(int64_t step, void *user)
+{
+    (void)user;
+    return step % 2 ? SP_STATE_CLOSED : SP_STATE_RECORD;
+}
+
+static void quiet(sp_log_level level, const char *message, void *user)
+{
+    (void)level;
+    (void)message;
+    (void)user;
+}
+
+/* A range dropped at the cap ends at a CLOSED step, where no end reaches the
+ * library: the next recorded span must not go on dropping for it. */
+static void test_cap_ends_dropped_range_ended_while_closed(void)
+{
+    sp_options o;
+    sp_options_init(&o);
+    o.on_trace_ready = sp_handler_none();
+    o.buffer_cap_bytes = (size_t)1 << 20;
+    o.log = quiet;
+    CHECK_OK(sp_scheduler_custom(&o.scheduler, closed_on_odd_steps, NULL));
+    sp_profiler *p = NULL;
+    CHECK_OK(sp_profiler_create(&o, &p));
+    CHECK_OK(sp_profiler_start(p));
+    fill_the_cap(NULL);
+    sp_range_begin(SP_EVENT_FORWARD, "dropped at the cap");
+    CHECK_OK(sp_profiler_step(p, 0)); /* step 1: CLOSED */
+    CHECK(!sp_is_recording());
+    sp_range_end();
+    CHECK_OK(sp_profiler_step(p, 0)); /* step 2: RECORD */
+    CHECK(sp_is_recording());
+    sp_range_begin(SP_EVENT_FORWARD, "after");
+    sp_range_end();
+    CHECK_OK(sp_profiler_stop(p));
+    const sp_result *r = sp_profiler_result(p);
+    CHECK_EQ(1, count_named(r, "after", NULL));
+    CHECK_U64_EQ(0, sp_result_counter(r, SP_COUNTER_HOST_DROPPED));
+    check_closed_and_exact(r);
+    sp_profiler_destroy(p);
+}
+
 int main(void)
 {
     RUN_TEST(test_cap_ends_10000_open_ranges_keep_their_ends);
     RUN_TEST(test_cap_ends_nesting_past_the_cap);
     RUN_TEST(test_cap_ends_steps_survive_on_a_thread_without_events);
     RUN_TEST(test_cap_ends_steps_survive_on_a_thread_at_the_cap);
+    RUN_TEST(test_cap_ends_dropped_range_ended_while_closed);
     return TEST_SUMMARY();
 }
