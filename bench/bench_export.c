@@ -8,7 +8,7 @@
  *   stop      sp_profiler_stop (collection: drain, convert, nest); a fresh
  *             span is recorded for each trial, and only stop is timed
  *   json      sp_result_export(SP_FORMAT_JSON) to /tmp (deleted after)
- *   json.gz   the same with SP_FORMAT_JSON_GZ (libdeflate where built with
+ *   json.gz   the same with SP_FORMAT_JSON_GZ (ISA-L igzip where built with
  *             it), and again through zlib at level 6 as before
  *             (sp__gzip_baseline), the old path measured in the same run;
  *             for each export, the exporting thread's CPU time per event

@@ -4,7 +4,7 @@
 # Debian packages: a C compiler, make, cmake, pkg-config, zlib, python3,
 # protobuf-c (library and protoc-c, for saved results) and clang with its
 # runtime libraries (the libFuzzer targets of tests/fuzz); optionally
-# libdeflate (faster .json.gz).
+# ISA-L (faster .json.gz).
 set -u
 missing=""
 
@@ -63,15 +63,15 @@ need protobuf-c-compiler have protoc-c
 need clang have clang
 need libclang-rt-dev sh -c 'ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a'
 
-# libdeflate (Debian libdeflate-dev) writes .json.gz at a quarter of zlib's
-# CPU time; without it the build uses zlib, so it is installed when root and
+# ISA-L (Debian libisal-dev) writes .json.gz at a fraction of zlib's CPU
+# time; without it the build uses zlib, so it is installed when root and
 # only mentioned otherwise.
-if [ ! -f /usr/include/libdeflate.h ]; then
+if [ ! -f /usr/include/isa-l/igzip_lib.h ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 &&
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libdeflate-dev >/dev/null 2>&1; then
-        echo "stepprof: installed libdeflate-dev (faster .json.gz)"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libisal-dev >/dev/null 2>&1; then
+        echo "stepprof: installed libisal-dev (faster .json.gz)"
     else
-        echo "stepprof: optional: apt-get install -y libdeflate-dev writes .json.gz faster (zlib is used without it)" >&2
+        echo "stepprof: optional: apt-get install -y libisal-dev writes .json.gz faster (zlib is used without it)" >&2
     fi
 fi
 

@@ -8,15 +8,14 @@
  * a hash of the target's ("<dir>/.sp-<hash>.tmpXXXXXX"), so that any name
  * the file system takes can be written.
  *
- * Gzip: where stepprof is built with libdeflate (Debian libdeflate-dev),
- * each flush of the buffer (about 1 MiB) is compressed whole into a gzip
- * member of its own, at level 1; a file is then a series of members, which
- * RFC 1952 allows and every reader we test with reads as one stream
- * (zlib's gzread, Python's gzip, and through it the TensorBoard plugin and
- * HTA). Without libdeflate, zlib writes one member at level 1. Level 1 was
- * chosen by measurement (docs/performance.md): writing .json.gz is meant
- * not to take a core from training, and it costs a quarter of zlib level
- * 6's CPU time for a third more bytes. */
+ * Gzip: one gzip member, streamed, at level 1: through ISA-L's igzip where
+ * stepprof is built with it (Debian libisal-dev), else through zlib. One
+ * member, because Perfetto's reader stops at the end of the first, so the
+ * whole-buffer compressors (libdeflate) that would need a member per flush
+ * are out. The choice was made by measurement (docs/performance.md):
+ * writing .json.gz is meant not to take a core from training, and igzip at
+ * level 1 costs about a fourteenth of zlib level 6's CPU time for a quarter
+ * more bytes; zlib at level 1 about two fifths. */
 #define _GNU_SOURCE
 #include "export.h"
 
@@ -29,12 +28,13 @@
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
-#ifdef SP_HAVE_LIBDEFLATE
-#include <libdeflate.h>
+#ifdef SP_HAVE_ISAL
+#include <isa-l/igzip_lib.h>
 #endif
 
 #define FLUSH_BYTES ((size_t)1 << 20)
 #define GZIP_LEVEL 1
+#define PACKED_BYTES ((size_t)1 << 18)
 
 int sp__gzip_baseline;
 
@@ -42,11 +42,10 @@ struct sp__out {
     sp__buf buf;
     int fd;
     gzFile gz; /* zlib's stream, or NULL */
-#ifdef SP_HAVE_LIBDEFLATE
-    struct libdeflate_compressor *deflate; /* or this: one member per flush */
-    char *packed;                          /* a member being written */
-    size_t packed_cap;
-    int members;
+#ifdef SP_HAVE_ISAL
+    struct isal_zstream *igzip; /* or this stream */
+    uint8_t *igzip_level;       /* its level buffer */
+    uint8_t *packed;            /* compressed bytes on their way to the file */
 #endif
     int failed;
     int saved_errno;
@@ -142,13 +141,21 @@ sp_status sp__out_open(sp__out **out, const char *path, int gzip)
         sp__free(o);
         return s;
     }
-#ifdef SP_HAVE_LIBDEFLATE
+#ifdef SP_HAVE_ISAL
     if (gzip && !sp__gzip_baseline) {
-        o->deflate = libdeflate_alloc_compressor(GZIP_LEVEL);
-        if (!o->deflate) {
+        o->igzip = sp__alloc(sizeof *o->igzip);
+        o->igzip_level = sp__alloc(ISAL_DEF_LVL1_DEFAULT);
+        o->packed = sp__alloc(PACKED_BYTES);
+        if (!o->igzip || !o->igzip_level || !o->packed) {
             sp__out_abort(o);
             return sp__fail(SP_ENOMEM, "cannot start gzip stream for %s", path);
         }
+        isal_deflate_init(o->igzip);
+        o->igzip->gzip_flag = IGZIP_GZIP;
+        o->igzip->level = GZIP_LEVEL;
+        o->igzip->level_buf = o->igzip_level;
+        o->igzip->level_buf_size = ISAL_DEF_LVL1_DEFAULT;
+        o->igzip->flush = NO_FLUSH;
         gzip = 0;
     }
 #endif
@@ -187,29 +194,29 @@ static void write_all(sp__out *o, const char *p, size_t left)
     }
 }
 
-#ifdef SP_HAVE_LIBDEFLATE
-/* The buffer as one gzip member. */
-static void write_member(sp__out *o, const char *p, size_t len)
+#ifdef SP_HAVE_ISAL
+/* Compresses len bytes at p into the stream and writes what comes out; last
+ * ends the member (its trailer included). igzip keeps the history it needs
+ * in its own state, so p may be reused once this returns. */
+static void igzip_put(sp__out *o, const char *p, size_t len, int last)
 {
-    size_t bound = libdeflate_gzip_compress_bound(o->deflate, len);
-    if (bound > o->packed_cap) {
-        char *grown = sp__realloc(o->packed, bound);
-        if (!grown) {
-            errno = ENOMEM;
+    struct isal_zstream *z = o->igzip;
+    z->next_in = (uint8_t *)(uintptr_t)p;
+    z->avail_in = (uint32_t)len;
+    z->end_of_stream = (uint16_t)last;
+    for (;;) {
+        z->next_out = o->packed;
+        z->avail_out = (uint32_t)PACKED_BYTES;
+        if (isal_deflate(z) != COMP_OK) {
+            errno = EIO;
             note_error(o);
             return;
         }
-        o->packed = grown;
-        o->packed_cap = bound;
+        write_all(o, (const char *)o->packed, PACKED_BYTES - z->avail_out);
+        if (o->failed) return;
+        if (z->avail_in == 0 && z->avail_out > 0 && (!last || z->internal_state.state == ZSTATE_END))
+            return;
     }
-    size_t n = libdeflate_gzip_compress(o->deflate, p, len, o->packed, bound);
-    if (n == 0) {
-        errno = EIO;
-        note_error(o);
-        return;
-    }
-    o->members++;
-    write_all(o, o->packed, n);
 }
 #endif
 
@@ -225,9 +232,14 @@ static void flush(sp__out *o)
         o->buf.len = 0;
         return;
     }
-#ifdef SP_HAVE_LIBDEFLATE
-    if (o->deflate) {
-        if (left > 0) write_member(o, p, left);
+#ifdef SP_HAVE_ISAL
+    if (o->igzip) {
+        while (left > 0) {
+            size_t part = left > (1u << 30) ? (size_t)1 << 30 : left;
+            igzip_put(o, p, part, 0);
+            p += part;
+            left -= part;
+        }
         o->buf.len = 0;
         return;
     }
@@ -255,8 +267,9 @@ void sp__out_maybe_flush(sp__out *o)
 
 static void release(sp__out *o)
 {
-#ifdef SP_HAVE_LIBDEFLATE
-    if (o->deflate) libdeflate_free_compressor(o->deflate);
+#ifdef SP_HAVE_ISAL
+    sp__free(o->igzip);
+    sp__free(o->igzip_level);
     sp__free(o->packed);
 #endif
     sp__buf_fini(&o->buf);
@@ -268,9 +281,8 @@ static void release(sp__out *o)
 sp_status sp__out_commit(sp__out *o)
 {
     flush(o);
-#ifdef SP_HAVE_LIBDEFLATE
-    /* An empty gzip file is still one (empty) member. */
-    if (o->deflate && o->members == 0 && !o->failed) write_member(o, "", 0);
+#ifdef SP_HAVE_ISAL
+    if (o->igzip && !o->failed) igzip_put(o, "", 0, 1); /* the end of the member */
 #endif
     if (o->gz && gzclose(o->gz) != Z_OK) note_error(o);
     o->gz = NULL;

@@ -4,7 +4,7 @@
  * although "<name>.tmpXXXXXX" would not fit; no temporary is left behind.
  * Errors name the target (never its temporary) and the reason, and
  * sp__mkdirs says why a directory could not be made. A gzip output of
- * several flushes (several gzip members where libdeflate writes it) reads
+ * several flushes is one gzip member (Perfetto reads no further) and reads
  * back through zlib's gzread, as the loader reads it, byte for byte; an
  * empty one is still a gzip file. */
 #include "check.h"
@@ -153,6 +153,29 @@ static long gunzip(const char *path, char *to, size_t room)
     return bad ? -1 : (long)got;
 }
 
+/* Inflates the first gzip member of path; returns its length, -1 on an
+ * error, and sets *rest to the bytes after that member. */
+static long first_member(const char *path, char *to, size_t room, long *rest)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    static unsigned char in[(size_t)4 << 20];
+    size_t n = fread(in, 1, sizeof in, f);
+    fclose(f);
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return -1;
+    z.next_in = in;
+    z.avail_in = (uInt)n;
+    z.next_out = (Bytef *)to;
+    z.avail_out = (uInt)room;
+    int rc = inflate(&z, Z_FINISH);
+    long out = rc == Z_STREAM_END ? (long)z.total_out : -1;
+    *rest = (long)z.avail_in;
+    inflateEnd(&z);
+    return out;
+}
+
 static void test_out_gzip_reads_back_across_flushes(void)
 {
     char path[64];
@@ -174,6 +197,9 @@ static void test_out_gzip_reads_back_across_flushes(void)
     long n = gunzip(path, got, total + 8192);
     CHECK_EQ(n, (long)done);
     CHECK(n == (long)done && memcmp(want, got, done) == 0);
+    long rest = -1;
+    CHECK_EQ(first_member(path, got, total + 8192, &rest), (long)done);
+    CHECK_EQ(rest, 0L); /* one member: Perfetto stops at the end of the first */
     CHECK_EQ(write_hello(path, 1), SP_OK); /* a second file over the first */
     CHECK_EQ(gunzip(path, got, 64), 5);
     CHECK(memcmp(got, "hello", 5) == 0);
