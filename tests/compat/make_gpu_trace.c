@@ -9,7 +9,7 @@
  * whose distributedInfo and file content are the library's own; the caller
  * picks the file name (and RANK / WORLD_SIZE in the environment).
  *
- * Usage: make_gpu_trace OUT.pt.trace.json [STEPS] */
+ * Usage: make_gpu_trace OUT.pt.trace.json[.gz] [STEPS] (gzipped by the name) */
 #include "export.h"
 #include "fixture.h"
 
@@ -156,7 +156,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "make_gpu_trace: attribution failed\n");
         return 1;
     }
-    sp_status st = sp__export(r, argv[1], SP_FORMAT_JSON);
+    sp_status st = sp__export(r, argv[1], SP_FORMAT_AUTO);
     sp__result_free(r);
     if (st != SP_OK) {
         fprintf(stderr, "make_gpu_trace: %s\n", sp_last_error());
