@@ -86,17 +86,23 @@ core_sources += [os.path.join(GEN_DIR, "nodetree.pb-c.c")] + report_assets
 ext_sources = rel("python/_stepprof/*.c")
 private_dirs = sorted({os.path.dirname(p) for p in core_sources})  # GEN_DIR included
 
+# .json.gz through ISA-L's igzip where its header is found (Debian libisal-dev),
+# as CMakeLists.txt decides; zlib otherwise (src/export/out.c).
+have_isal = any(os.path.exists(os.path.join(d, "isa-l", "igzip_lib.h"))
+                for d in ("/usr/include", "/usr/local/include"))
+
 core = Extension(
     "stepprof._core",
     sources=core_sources + ext_sources,
     include_dirs=["include", "src"] + private_dirs + (cupti_dirs or []),
-    define_macros=[("_POSIX_C_SOURCE", "200809L")] + ([("SP_HAVE_CUPTI", "1")] if cupti_dirs else []),
+    define_macros=[("_POSIX_C_SOURCE", "200809L")] + ([("SP_HAVE_CUPTI", "1")] if cupti_dirs else [])
+    + ([("SP_HAVE_ISAL", "1")] if have_isal else []),
     # As CMakeLists.txt, less -Werror: a newer compiler must not break installs.
     extra_compile_args=[
         "-std=c11", "-Wall", "-Wextra", "-Wshadow", "-Wstrict-prototypes",
         "-Wmissing-prototypes", "-fvisibility=hidden", "-ftls-model=initial-exec",
     ],
-    libraries=["z", "protobuf-c", "m"],
+    libraries=["z", "protobuf-c", "m"] + (["isal"] if have_isal else []),
     extra_link_args=["-pthread"],
     depends=rel("src/**/*.h") + rel("include/**/*.h") + rel("python/_stepprof/*.h"),
 )

@@ -8,7 +8,12 @@
  *   stop      sp_profiler_stop (collection: drain, convert, nest); a fresh
  *             span is recorded for each trial, and only stop is timed
  *   json      sp_result_export(SP_FORMAT_JSON) to /tmp (deleted after)
- *   json.gz   the same with SP_FORMAT_JSON_GZ
+ *   json.gz   the same with SP_FORMAT_JSON_GZ (ISA-L igzip where built with
+ *             it), and again through zlib at level 6 as before
+ *             (sp__gzip_baseline), the old path measured in the same run;
+ *             for each export, the exporting thread's CPU time per event
+ *             (CLOCK_THREAD_CPUTIME_ID: it formats and compresses), whose
+ *             new / old ratio is the gzip target
  *   memory    the result's own heap per event: every thread's event array
  *             as allocated (cap * sizeof(sp__event)) plus the name table
  *             (bytes, offsets, fixes, hash slots); "used" counts only
@@ -26,6 +31,7 @@
  *   target_compile_definitions(bench_export PRIVATE _GNU_SOURCE)
  */
 #include "collect.h"
+#include "export.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -51,6 +57,13 @@ static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static double thread_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
@@ -133,24 +146,28 @@ static stats summarize(double *t)
 
 static int failures;
 
-/* Exports r TRIALS times; returns the times and sets *bytes to the size. */
-static stats measure_export(const sp_result *r, sp_format fmt, const char *ext, double *bytes)
+/* Exports r TRIALS times; returns the times and sets *bytes to the size
+ * and *cpu to the median CPU time of this thread per export. */
+static stats measure_export(const sp_result *r, sp_format fmt, const char *ext, double *bytes,
+                            double *cpu)
 {
     char path[128];
-    double t[TRIALS];
+    double t[TRIALS], c[TRIALS];
     snprintf(path, sizeof path, "/tmp/bench_export_%ld%s", (long)getpid(), ext);
     *bytes = 0;
     for (int i = 0; i < TRIALS; i++) {
-        double t0 = now_s();
+        double t0 = now_s(), c0 = thread_cpu_s();
         if (sp_result_export(r, path, fmt) != SP_OK) {
             fprintf(stderr, "bench_export: export %s: %s\n", ext, sp_last_error());
             failures++;
         }
+        c[i] = thread_cpu_s() - c0;
         t[i] = now_s() - t0;
         struct stat st;
         if (stat(path, &st) == 0) *bytes = (double)st.st_size;
         unlink(path);
     }
+    *cpu = summarize(c).median;
     return summarize(t);
 }
 
@@ -214,9 +231,12 @@ int main(void)
     used += (double)nm->bytes.len;
 
     /* (b), (c) exports. */
-    double json_bytes, gz_bytes;
-    stats json = measure_export(r, SP_FORMAT_JSON, ".json", &json_bytes);
-    stats gz = measure_export(r, SP_FORMAT_JSON_GZ, ".json.gz", &gz_bytes);
+    double json_bytes, gz_bytes, zlib_bytes, json_cpu, gz_cpu, zlib_cpu;
+    stats json = measure_export(r, SP_FORMAT_JSON, ".json", &json_bytes, &json_cpu);
+    stats gz = measure_export(r, SP_FORMAT_JSON_GZ, ".json.gz", &gz_bytes, &gz_cpu);
+    sp__gzip_baseline = 1;
+    stats zlib6 = measure_export(r, SP_FORMAT_JSON_GZ, ".json.gz", &zlib_bytes, &zlib_cpu);
+    sp__gzip_baseline = 0;
 
     double ev = (double)events;
     double stop_rate = ev / stop.median, json_rate = ev / json.median, gz_rate = ev / gz.median;
@@ -229,11 +249,21 @@ int main(void)
            "target", "");
     row("stop (collect)", stop, ev, ">= 20 M events/s", stop_rate >= 20e6);
     row("export json", json, ev, ">= 5 M events/s", json_rate >= 5e6);
-    row("export json.gz", gz, ev, "(report)", 1);
+    row("export json.gz", gz, ev, ">= 5 M events/s", gz_rate >= 5e6);
+    row("json.gz, zlib 6 (old)", zlib6, ev, "(report)", 1);
     printf("%-22s %8s %8s %8s %10s  %-26s %s\n", "export protobuf", "n/a", "n/a", "n/a", "n/a",
            ">= 5 M events/s", "n/a");
     printf("\n%-40s %10.1f  %-26s %s\n", "json bytes per event", json_bpe, "<= 100", verdict(json_bpe <= 100));
     printf("%-40s %10.1f  %-26s %s\n", "json.gz bytes per event", gz_bpe, "(report)", "");
+    printf("%-40s %10.1f  %-26s %s\n", "json.gz (zlib 6, old) bytes per event", zlib_bytes / ev,
+           "(report)", "");
+    printf("%-40s %10.1f\n", "json export CPU ns per event", json_cpu / ev * 1e9);
+    printf("%-40s %10.1f  %-26s %s\n", "json.gz export CPU ns per event", gz_cpu / ev * 1e9,
+           "(report)", "");
+    printf("%-40s %10.1f  %-26s %s\n", "json.gz (zlib 6, old) CPU ns per event",
+           zlib_cpu / ev * 1e9, "(report)", "");
+    printf("%-40s %10.2f  %-26s %s\n", "json.gz CPU per event, new / old", gz_cpu / zlib_cpu,
+           "<= 0.5", verdict(gz_cpu / zlib_cpu <= 0.5));
     printf("%-40s %10.1f  %-26s %s\n", "result bytes per event (allocated)", mem_bpe, "<= 64",
            verdict(mem_bpe <= 64));
     printf("%-40s %10.1f\n", "result bytes per event (used)", used / ev);
@@ -248,6 +278,13 @@ int main(void)
     printf("metric json_bytes_per_event %.2f bytes\n", json_bpe);
     printf("metric json_gz_events_per_s %.0f events/s\n", gz_rate);
     printf("metric json_gz_bytes_per_event %.2f bytes\n", gz_bpe);
+    printf("metric json_gz_over_json %.3f x\n", gz.median / json.median);
+    printf("metric json_gz_zlib6_events_per_s %.0f events/s\n", ev / zlib6.median);
+    printf("metric json_gz_zlib6_bytes_per_event %.2f bytes\n", zlib_bytes / ev);
+    printf("metric json_cpu_ns_per_event %.1f ns\n", json_cpu / ev * 1e9);
+    printf("metric json_gz_cpu_ns_per_event %.1f ns\n", gz_cpu / ev * 1e9);
+    printf("metric json_gz_zlib6_cpu_ns_per_event %.1f ns\n", zlib_cpu / ev * 1e9);
+    printf("metric json_gz_cpu_new_over_old %.3f x\n", gz_cpu / zlib_cpu);
     printf("metric result_bytes_per_event %.2f bytes\n", mem_bpe);
     printf("metric result_used_bytes_per_event %.2f bytes\n", used / ev);
     printf("metric rss_delta_stop_bytes_per_event %.2f bytes\n", rss_delta / ev);

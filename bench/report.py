@@ -57,6 +57,9 @@ TARGETS = [
     ("report_1m_mib", "<=", 2.0, "HTML report of a 1M-event span < 2 MiB", "{:.2f} MiB"),
     ("json_events_per_s", ">=", 5e6, "JSON export >= 5 M events/s", "{:.1f} M/s"),
     ("json_bytes_per_event", "<=", 100.0, "JSON <= 100 bytes per event", "{:.1f} B"),
+    ("json_gz_events_per_s", ">=", 5e6, "JSON.gz export >= 5 M events/s", "{:.2f} M/s"),
+    ("json_gz_cpu_new_over_old", "<=", 0.5,
+     "JSON.gz: exporting thread's CPU per event <= 0.5x zlib level 6's, same run", "{:.2f}x"),
     ("protobuf_events_per_s", ">=", 10e6, "protobuf export >= 10 M events/s", "{:.1f} M/s"),
     ("python_record_event_ns", "<=", 500.0, "Python RecordEvent <= 0.5 us per use", "{:.0f} ns"),
     ("convert_peak_rss_over_event_data", "<=", 2.0,
@@ -119,8 +122,13 @@ CONTEXT = [
      "protobuf: write() of the same bytes into a fresh file, events/s (the floor under the save)"),
     ("protobuf_save_over_write_floor", "protobuf: save time / that floor, x"),
     ("events", "events in the export span"),
-    ("json_gz_events_per_s", "JSON.gz export, events/s"),
     ("json_gz_bytes_per_event", "JSON.gz bytes per event"),
+    ("json_gz_over_json", "JSON.gz export time / plain JSON export time, x"),
+    ("json_cpu_ns_per_event", "JSON export: exporting thread's CPU per event, ns"),
+    ("json_gz_cpu_ns_per_event", "JSON.gz export: exporting thread's CPU per event, ns"),
+    ("json_gz_zlib6_cpu_ns_per_event", "JSON.gz through zlib level 6 (the old path): CPU per event, ns"),
+    ("json_gz_zlib6_events_per_s", "JSON.gz through zlib level 6 (the old path), events/s"),
+    ("json_gz_zlib6_bytes_per_event", "JSON.gz through zlib level 6 (the old path), bytes per event"),
     ("protobuf_bytes_per_event", "protobuf bytes per event"),
     ("summary_s", "summary of the 10M-event span, s"),
     ("model_s", "analysis model build of the same span, s"),
@@ -207,6 +215,8 @@ PLAUSIBLE = {
     "report_1m_mib": (0.01, 1e4),  # the script and style alone are tens of KiB
     "json_events_per_s": (1.0, 1e10),
     "json_bytes_per_event": (10.0, 1e5),  # the braces and keys alone
+    "json_gz_events_per_s": (1.0, 1e10),
+    "json_gz_cpu_new_over_old": (0.01, 100.0),  # both compress the same text
     "protobuf_events_per_s": (1.0, 1e10),
     "python_record_event_ns": (1.0, 1e7),  # a Python call costs more than 1 ns
     "convert_peak_rss_over_event_data": (0.0, 1e4),
@@ -235,7 +245,8 @@ TIMING = {"record_pair_over_tsc2", "closed_minus_empty_ns", "started_closed_minu
           "timer_only_minus_empty_ns", "amortized_ns_per_range",
           "scaling_ratio_2t", "cost_ratio_late_early", "stop_events_per_s",
           "step_stall_1m_over_limit",
-          "summary_events_per_s", "json_events_per_s", "protobuf_events_per_s", "merge_events_per_s",
+          "summary_events_per_s", "json_events_per_s", "json_gz_events_per_s",
+          "json_gz_cpu_new_over_old", "protobuf_events_per_s", "merge_events_per_s",
           "python_record_event_ns", "paddle_mlp_step_ratio", "paddle_op_step_over_paddle",
           "paddle_stop_speedup", "torch_capture_over_floor_ns", "torch_whole_over_torch",
           "torch_mlp_step_ratio", "torch_shapes_over_torch_shapes", "nvtx_over_sp_range",

@@ -6,12 +6,20 @@
  * stays bounded by the flush size, not the trace size. GPU records and op
  * supplements are written by json_gpu.c, which relies on the External id
  * rule kept here: every host event but instants and counters takes the next
- * id, in write order. */
+ * id, in write order.
+ *
+ * A host line carries only the args that tell a reader something
+ * (trace-format.md §6): "External id" only where the file links records by
+ * it (a span with CUDA calls or device records, and collectives), "Event
+ * Type" only where stepprof's loader could not tell the type from cat and
+ * name (json_kineto.c's rule, the one it applies to torch's traces), and no
+ * "args" at all when nothing is left. */
 #include "export.h"
 #include "json_comm.h"
 #include "json_escape.h"
 #include "json_gpu.h"
 #include "json_heads.h"
+#include "json_kineto.h"
 #include "json_python.h"
 
 #include <stdio.h>
@@ -33,6 +41,8 @@ typedef struct writer {
     int64_t base_ns;
     uint64_t next_external_id;
     sp__json_heads heads; /* heads.count 0: every line is rendered in full */
+    uint8_t *typed;       /* name id -> 1: its cached head's type needs "Event Type" */
+    int write_ids;        /* 1: the file links records by External id */
     sp__buf scratch;      /* a head being rendered */
     char track[48];       /* `<tid>,"ts":` of the thread being written */
     size_t track_len;
@@ -233,45 +243,75 @@ static int starts_with(const char *s, const char *prefix)
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-static void put_joined(sp__buf *out, const char *prefix, const char *s, size_t len,
-                       const char *suffix)
-{
-    sp__buf b;
-    sp__buf_init(&b);
-    sp__buf_puts(&b, prefix);
-    sp__buf_append(&b, s, len);
-    sp__buf_puts(&b, suffix);
-    sp__json_put_string(out, b.data ? b.data : "", b.len);
-    if (b.failed) out->failed = 1;
-    sp__buf_fini(&b);
-}
-
-/* The JSON spelling of a recorded name (trace-format.md §6): paddle's
- * "ProfileStep#N" becomes torch's "ProfilerStep#N", and a Dataloader range
- * gets the enumerate(DataLoader)#...__next__ form the plugin looks for.
- * The step names are reserved: the TensorBoard plugin and HTA take every
- * event whose name starts with "ProfilerStep" for a step, so a user's range
- * or instant of another type named "ProfilerStep#..." or "ProfileStep#..."
- * is written with the prefix "user:" (docs/viewers.md, "Reserved names"). */
-static void put_event_name(sp__buf *out, const sp__event *e, const char *name)
+/* The JSON spelling of a recorded name (trace-format.md §6), into out
+ * unescaped: paddle's "ProfileStep#N" becomes torch's "ProfilerStep#N",
+ * and a Dataloader range gets the enumerate(DataLoader)#...__next__ form
+ * the plugin looks for. The step names are reserved: the TensorBoard plugin
+ * and HTA take every event whose name starts with "ProfilerStep" for a step,
+ * so a user's range or instant of another type named "ProfilerStep#..." or
+ * "ProfileStep#..." is written with the prefix "user:" (docs/viewers.md,
+ * "Reserved names"). */
+static void written_name(sp__buf *out, const sp__event *e, const char *name)
 {
     size_t len = strlen(name);
     if (e->type == SP_EVENT_PROFILE_STEP && starts_with(name, "ProfileStep#")) {
-        put_joined(out, "ProfilerStep#", name + 12, len - 12, "");
+        sp__buf_puts(out, "ProfilerStep#");
+        sp__buf_append(out, name + 12, len - 12);
         return;
     }
     if (e->type != SP_EVENT_PROFILE_STEP &&
         (starts_with(name, "ProfilerStep") || starts_with(name, "ProfileStep#"))) {
-        put_joined(out, "user:", name, len, "");
+        sp__buf_puts(out, "user:");
+        sp__buf_append(out, name, len);
         return;
     }
     int wrapped = e->type == SP_EVENT_DATALOADER &&
                   !(starts_with(name, "enumerate(DataLoader)#") && len >= 9 &&
                     strcmp(name + len - 9, ".__next__") == 0);
-    if (wrapped)
-        put_joined(out, "enumerate(DataLoader)#", name, len, ".__next__");
-    else
-        sp__json_put_string(out, name, len);
+    if (wrapped) sp__buf_puts(out, "enumerate(DataLoader)#");
+    sp__buf_append(out, name, len);
+    if (wrapped) sp__buf_puts(out, ".__next__");
+}
+
+static int renamed(const sp__event *e, const char *name)
+{
+    return e->type == SP_EVENT_PROFILE_STEP || e->type == SP_EVENT_DATALOADER ||
+           starts_with(name, "ProfilerStep") || starts_with(name, "ProfileStep#");
+}
+
+static void put_event_name(sp__buf *out, const sp__event *e, const char *name)
+{
+    if (!renamed(e, name)) {
+        sp__json_put_string(out, name, strlen(name));
+        return;
+    }
+    sp__buf b;
+    sp__buf_init(&b);
+    written_name(&b, e, name);
+    sp__json_put_string(out, b.data ? b.data : "", b.len);
+    if (b.failed) out->failed = 1;
+    sp__buf_fini(&b);
+}
+
+/* Whether range e (not an instant) needs its "Event Type": 0 when the
+ * loader gives a range of its cat and written name that type without one
+ * (load_json.c: the kineto rule, else Operator for cpu_op, PythonOp for
+ * python_function, UserDefined otherwise). Communication ranges keep it:
+ * the merge finds collectives by it. On no memory: 1, the safe answer. */
+static int needs_type(const sp__event *e, const char *name)
+{
+    if ((e->flags & SP_EVENT_FLAG_INSTANT) || e->type == SP_EVENT_COMMUNICATION) return 1;
+    const char *cat = category(e, name);
+    sp_event_type fallback = strcmp(cat, "cpu_op") == 0            ? SP_EVENT_OPERATOR
+                             : strcmp(cat, "python_function") == 0 ? SP_EVENT_PYTHON_OP
+                                                                   : SP_EVENT_USER_DEFINED;
+    if (!renamed(e, name)) return sp__kineto_type(cat, name, fallback) != (sp_event_type)e->type;
+    sp__buf b;
+    sp__buf_init(&b);
+    written_name(&b, e, name);
+    int needed = b.failed || sp__kineto_type(cat, sp__buf_cstr(&b), fallback) != (sp_event_type)e->type;
+    sp__buf_fini(&b);
+    return needed;
 }
 
 void sp__json_put_event_name(sp__buf *b, const sp_result *r, const sp__event *e)
@@ -313,8 +353,8 @@ static void put_tracks(writer *w)
     }
 }
 
-/* Renders `{"ph":..,"cat":..,"name":..,"pid":N,"tid":` for e into the cache;
- * NULL if it cannot be kept. */
+/* Renders `{"ph":..,"cat":..,"name":..,"pid":N,"tid":` for e into the cache,
+ * and notes whether its type needs "Event Type"; NULL if it cannot be kept. */
 static const char *render_head(writer *w, const sp__event *e, uint8_t key, size_t *len)
 {
     const char *name = sp__result_name(w->r, e->name);
@@ -330,7 +370,35 @@ static const char *render_head(writer *w, const sp__event *e, uint8_t key, size_
     w->b = out;
     if (w->scratch.failed) return NULL;
     sp__json_head_store(&w->heads, e->name, key, w->scratch.data, w->scratch.len);
+    w->typed[e->name] = (uint8_t)needs_type(e, name);
     return sp__json_head_find(&w->heads, e->name, key, len);
+}
+
+/* Whether host range e carries its External id (see the file's comment). */
+static int writes_id(const writer *w, const sp__event *e)
+{
+    return w->write_ids || e->type == SP_EVENT_COMMUNICATION;
+}
+
+/* Ends a line whose args began at args_at (`,"args":{` and pieces that each
+ * end in a comma): with "Event Type" when typed, else without the last
+ * comma, or without args at all when there are none. */
+static void end_line(writer *w, size_t args_at, int typed, const sp__event *e)
+{
+    sp__buf *b = w->b;
+    if (typed) {
+        const line_tail *tail = &w->tails[e->type < SP_EVENT_TYPE_COUNT ? e->type : 0];
+        sp__buf_append(b, tail->text, tail->len);
+        return;
+    }
+    if (b->failed) return;
+    if (b->len == args_at + 9) {
+        b->len = args_at;
+        sp__buf_puts(b, "},\n");
+    } else {
+        b->len--; /* the last piece's comma */
+        sp__buf_puts(b, "}},\n");
+    }
 }
 
 /* A host range or instant from its cached head: a few copies and three
@@ -347,17 +415,32 @@ static int put_event_fast(writer *w, const sp__event *e)
     /* head, track, ts, dur, id: 3 numbers of at most 24 bytes each */
     if (sp__buf_reserve(w->b, head_len + w->track_len + sizeof dur + sizeof ext + tail->len + 80))
         return 1; /* failed is sticky: the file is reported bad */
+    int typed = w->typed[e->name];
     char *p = text_at(w->b->data + w->b->len, head, head_len);
     p = text_at(p, w->track, w->track_len);
     p = us_at(p, e->start_ns - w->base_ns);
     if (e->flags & SP_EVENT_FLAG_INSTANT) {
-        p = text_at(p, args, sizeof args - 1);
+        p = text_at(p, args, sizeof args - 1); /* instants always carry their type */
     } else {
         p = text_at(p, dur, sizeof dur - 1);
         p = us_at(p, dur_of(w, e, e->start_ns - w->base_ns));
-        p = text_at(p, ext, sizeof ext - 1);
-        p = sp__json_u64_at(p, ++w->next_external_id);
-        *p++ = ',';
+        ++w->next_external_id; /* numbered whether written or not: json_gpu.c counts them */
+        if (writes_id(w, e)) {
+            p = text_at(p, ext, sizeof ext - 1);
+            p = sp__json_u64_at(p, w->next_external_id);
+            if (!typed) {
+                p = text_at(p, "}},\n", 4);
+                w->b->len = (size_t)(p - w->b->data);
+                return 1;
+            }
+            *p++ = ',';
+        } else if (typed) {
+            p = text_at(p, args, sizeof args - 1);
+        } else {
+            p = text_at(p, "},\n", 3);
+            w->b->len = (size_t)(p - w->b->data);
+            return 1;
+        }
     }
     p = text_at(p, tail->text, tail->len);
     w->b->len = (size_t)(p - w->b->data);
@@ -380,11 +463,11 @@ static int put_python_fast(writer *w, const sp__thread *t, const sp__event *e, s
     p = us_at(p, e->start_ns - w->base_ns);
     p = text_at(p, dur, sizeof dur - 1);
     p = us_at(p, dur_of(w, e, e->start_ns - w->base_ns));
+    size_t args_at = (size_t)(p - w->b->data);
     p = text_at(p, args, sizeof args - 1);
     w->b->len = (size_t)(p - w->b->data);
     sp__json_py_args(&w->py, w->b, w->r, t, index);
-    const line_tail *tail = &w->tails[SP_EVENT_PYTHON_OP];
-    sp__buf_append(w->b, tail->text, tail->len);
+    end_line(w, args_at, w->typed[e->name], e);
     return 1;
 }
 
@@ -403,7 +486,6 @@ static void put_event(writer *w, const sp__thread *t, const sp__event *e, int32_
         put_python_fast(w, t, e, index))
         return;
     const char *name = sp__result_name(w->r, e->name);
-    const char *type_name = sp_event_type_name((sp_event_type)e->type);
     if (e->flags & SP_EVENT_FLAG_COUNTER) {
         sp__buf_puts(w->b, "{\"ph\":\"C\",\"name\":");
         put_str(w, name);
@@ -425,13 +507,17 @@ static void put_event(writer *w, const sp__thread *t, const sp__event *e, int32_
     put_track(w, t->tid);
     put_time(w, "ts", e->start_ns - w->base_ns);
     if (!instant) put_time(w, "dur", dur_of(w, e, e->start_ns - w->base_ns));
+    size_t args_at = w->b->len;
     sp__buf_puts(w->b, ",\"args\":{");
     if (python && e->type == SP_EVENT_PYTHON_OP) {
         sp__json_py_args(&w->py, w->b, w->r, t, index); /* Kineto gives them no External id */
     } else if (!instant) {
-        sp__buf_puts(w->b, "\"External id\":");
-        put_u64(w->b, ++w->next_external_id);
-        sp__buf_putc(w->b, ',');
+        ++w->next_external_id;
+        if (writes_id(w, e)) {
+            sp__buf_puts(w->b, "\"External id\":");
+            put_u64(w->b, w->next_external_id);
+            sp__buf_putc(w->b, ',');
+        }
         if (op >= 0) sp__json_put_op_args(w->b, w->r, t, (size_t)op);
         if (e->flags & SP_EVENT_FLAG_SAMPLES)
             sp__buf_printf(w->b, "\"num_samples\":%.0f,", e->value);
@@ -440,9 +526,7 @@ static void put_event(writer *w, const sp__thread *t, const sp__event *e, int32_
             (op < 0 || !*sp__result_name(w->r, t->ops[op].callstack)))
             sp__json_py_call_stack(w->b, w->r, t, index); /* one Call stack at most */
     }
-    sp__buf_puts(w->b, "\"Event Type\":\"");
-    sp__buf_puts(w->b, type_name);
-    sp__buf_puts(w->b, "\"}},\n");
+    end_line(w, args_at, needs_type(e, name), e);
 }
 
 /* "Place(gpu:3)" -> device 3, type 1 (CUDA); anything else -> -1, 0 (CPU). */
@@ -558,7 +642,8 @@ static void prepare_lines(writer *w)
         tail->len = n > 0 && (size_t)n < sizeof tail->text ? (size_t)n : 0;
     }
     sp__buf_init(&w->scratch);
-    if (sp__json_heads_init(&w->heads, w->r->names.count) != 0) w->heads.count = 0;
+    w->typed = w->r->names.count ? sp__alloc(w->r->names.count) : NULL;
+    if (!w->typed || sp__json_heads_init(&w->heads, w->r->names.count) != 0) w->heads.count = 0;
 }
 
 /* One thread's events, with its runtime calls merged in start order when it
@@ -602,6 +687,9 @@ static sp_status write_trace(const sp_result *r, const char *path, int gzip)
 {
     writer w = {0};
     w.plugin_durations = ends_with(path, ".pt.trace.json") || ends_with(path, ".pt.trace.json.gz");
+    w.write_ids = r->device_count > 0;
+    for (size_t i = 0; i < r->thread_count; i++)
+        if (r->threads[i].runtime_count) w.write_ids = 1;
     sp__json_gpu g;
     sp_status s = sp__out_open(&w.out, path, gzip);
     if (s != SP_OK) return s;
@@ -613,6 +701,7 @@ static sp_status write_trace(const sp_result *r, const char *path, int gzip)
         sp__json_heads_fini(&w.heads);
         sp__buf_fini(&w.scratch);
         sp__free(w.open);
+        sp__free(w.typed);
         sp__out_abort(w.out);
         return sp__fail(SP_ENOMEM, "export: no memory for the GPU records of %s", path);
     }
@@ -629,6 +718,7 @@ static sp_status write_trace(const sp_result *r, const char *path, int gzip)
     sp__json_heads_fini(&w.heads);
     sp__buf_fini(&w.scratch);
     sp__free(w.open);
+    sp__free(w.typed);
     sp__json_py_fini(&w.py);
     return sp__out_commit(w.out);
 }

@@ -20,6 +20,10 @@ void sp__out_maybe_flush(sp__out *o);
 sp_status sp__out_commit(sp__out *o);
 /* Abandons the file; frees o. */
 void sp__out_abort(sp__out *o);
+/* For bench_export only: nonzero makes later gzip outputs go through zlib at
+ * level 6, as before igzip, so that one run measures both. Set it before
+ * any export starts. */
+extern int sp__gzip_baseline;
 
 /* Writes r to path as paddle's NodeTreesProto (protobuf.c). */
 sp_status sp__export_protobuf(const sp_result *r, const char *path);

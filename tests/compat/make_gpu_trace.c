@@ -14,7 +14,7 @@
  * (rank 0 not at all, rank 3 wholly), so that a comm/compute overlap
  * analysis has a different known answer per rank.
  *
- * Usage: make_gpu_trace OUT.pt.trace.json [STEPS] [--overlap] */
+ * Usage: make_gpu_trace OUT.pt.trace.json[.gz] [STEPS] [--overlap] (gzipped by the name) */
 #include "export.h"
 #include "fixture.h"
 
@@ -173,7 +173,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "make_gpu_trace: attribution failed\n");
         return 1;
     }
-    sp_status st = sp__export(r, argv[1], SP_FORMAT_JSON);
+    sp_status st = sp__export(r, argv[1], SP_FORMAT_AUTO);
     sp__result_free(r);
     if (st != SP_OK) {
         fprintf(stderr, "make_gpu_trace: %s\n", sp_last_error());

@@ -4,6 +4,8 @@ stepprof traces and has the viewers' own code open them:
   - runs/workers4    train_mlp --workers 4 (five recording threads)
   - runs/gpu         make_gpu_trace: synthetic kernels, copies, memsets,
                      memory events, an nccl:all_reduce, device properties
+  - runs/gpu_gz      the same written as .pt.trace.json.gz (stepprof's gzip
+                     writer, read through each viewer's own gzip reading)
   - runs/ranks4      4 train_mlp processes, RANK=0..3, WORLD_SIZE=4, one dir
   - runs/gpu_ranks4  4 make_gpu_trace processes, RANK=0..3, WORLD_SIZE=4
   - runs/gpu_overlap4  the same with --overlap: each rank's all-reduce kernel
@@ -49,6 +51,9 @@ def make_traces(build, runs):
     subprocess.run([train, '--workers', '4', '--out', os.path.join(runs, 'workers4')], env=env, **quiet)
     os.makedirs(os.path.join(runs, 'gpu'))
     subprocess.run([gpu, os.path.join(runs, 'gpu', trace_name(socket.gethostname() + '_4242'))], env=env, **quiet)
+    os.makedirs(os.path.join(runs, 'gpu_gz'))
+    subprocess.run([gpu, os.path.join(runs, 'gpu_gz', trace_name(socket.gethostname() + '_4242') + '.gz')],
+                   env=env, **quiet)
     # Four ranks at once, as a launcher would start them: the files land in
     # one directory, each named by the default worker of its process.
     procs = [subprocess.Popen([train, '--workers', '0', '--out', os.path.join(runs, 'ranks4')],
@@ -123,6 +128,7 @@ def main():
     print('== TensorBoard plugin (torch_tb_profiler)')
     rc = [run_checker('tb_plugin_check.py', ['--expect-workers', '1', d('demo'), d('workers4')])[0],
           run_checker('tb_plugin_check.py', ['--gpu', '--expect-workers', '1', d('gpu')])[0],
+          run_checker('tb_plugin_check.py', ['--gpu', '--expect-workers', '1', d('gpu_gz')])[0],
           run_checker('tb_plugin_check.py', ['--expect-workers', '4', d('ranks4')])[0],
           run_checker('tb_plugin_check.py', ['--gpu', '--expect-workers', '4', d('gpu_ranks4')])[0]]
     results['TensorBoard plugin'] = max(rc)
@@ -130,6 +136,7 @@ def main():
     print('== HTA (HolisticTraceAnalysis)')
     rc = [run_checker('hta_check.py', ['--ranks', '0', d('demo'), d('workers4')], HTA_NOISE)[0],
           run_checker('hta_check.py', ['--gpu', '--ranks', '0', d('gpu')], HTA_NOISE)[0],
+          run_checker('hta_check.py', ['--gpu', '--ranks', '0', d('gpu_gz')], HTA_NOISE)[0],
           run_checker('hta_check.py', ['--ranks', '0,1,2,3', d('ranks4')], HTA_NOISE)[0],
           run_checker('hta_check.py', ['--gpu', '--ranks', '0,1,2,3', d('gpu_ranks4')], HTA_NOISE)[0],
           run_checker('hta_check.py', ['--gpu', '--ranks', '0,1,2,3', '--overlap', os.path.join(a.build, 'stepprof'),

@@ -225,8 +225,8 @@ static void test_json_compat_small_times_are_exact(void)
     fixture_add_thread(r, 77, "main", ranges, 2);
     char *text = export_as(r, ".pt.trace.json");
     if (text) {
-        CHECK(strstr(text, "\"ts\":1000.001,\"dur\":1.000,") != NULL);
-        CHECK(strstr(text, "\"ts\":1001.001,\"dur\":1.001,") != NULL);
+        CHECK(strstr(text, "\"ts\":1000.001,\"dur\":1.000}") != NULL);
+        CHECK(strstr(text, "\"ts\":1001.001,\"dur\":1.001}") != NULL);
     }
     free(text);
     sp__result_free(r);

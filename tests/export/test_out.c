@@ -3,7 +3,10 @@
  * fixed 0644; a target name of up to NAME_MAX (255) bytes can be written,
  * although "<name>.tmpXXXXXX" would not fit; no temporary is left behind.
  * Errors name the target (never its temporary) and the reason, and
- * sp__mkdirs says why a directory could not be made. */
+ * sp__mkdirs says why a directory could not be made. A gzip output of
+ * several flushes is one gzip member (Perfetto reads no further) and reads
+ * back through zlib's gzread, as the loader reads it, byte for byte; an
+ * empty one is still a gzip file. */
 #include "check.h"
 #include "export.h"
 
@@ -13,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 static char dir[] = "/tmp/sp_out_XXXXXX";
 
@@ -135,6 +139,83 @@ static void test_out_mkdirs_says_why(void)
     CHECK_EQ(0, entries());
 }
 
+/* Reads a gzip file whole through gzread; returns its length or -1. */
+static long gunzip(const char *path, char *to, size_t room)
+{
+    gzFile gz = gzopen(path, "rb");
+    if (!gz) return -1;
+    size_t got = 0;
+    int n;
+    while (got < room && (n = gzread(gz, to + got, (unsigned)(room - got > 65536 ? 65536 : room - got))) > 0)
+        got += (size_t)n;
+    int bad = n < 0;
+    gzclose(gz);
+    return bad ? -1 : (long)got;
+}
+
+/* Inflates the first gzip member of path; returns its length, -1 on an
+ * error, and sets *rest to the bytes after that member. */
+static long first_member(const char *path, char *to, size_t room, long *rest)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    static unsigned char in[(size_t)4 << 20];
+    size_t n = fread(in, 1, sizeof in, f);
+    fclose(f);
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return -1;
+    z.next_in = in;
+    z.avail_in = (uInt)n;
+    z.next_out = (Bytef *)to;
+    z.avail_out = (uInt)room;
+    int rc = inflate(&z, Z_FINISH);
+    long out = rc == Z_STREAM_END ? (long)z.total_out : -1;
+    *rest = (long)z.avail_in;
+    inflateEnd(&z);
+    return out;
+}
+
+static void test_out_gzip_reads_back_across_flushes(void)
+{
+    char path[64];
+    snprintf(path, sizeof path, "%s/big.json.gz", dir);
+    size_t total = (size_t)3 << 20, done = 0; /* three flushes and a remainder */
+    char *want = malloc(total + 4096), *got = malloc(total + 8192);
+    CHECK(want && got);
+    sp__out *o = NULL;
+    CHECK_EQ(sp__out_open(&o, path, 1), SP_OK);
+    for (unsigned i = 0; done < total; i++) {
+        char line[64];
+        int n = snprintf(line, sizeof line, "{\"ph\":\"X\",\"ts\":%u.%03u},\n", i * 7919u, i % 1000);
+        memcpy(want + done, line, (size_t)n);
+        done += (size_t)n;
+        sp__buf_append(sp__out_buf(o), line, (size_t)n);
+        sp__out_maybe_flush(o);
+    }
+    CHECK_EQ(sp__out_commit(o), SP_OK);
+    long n = gunzip(path, got, total + 8192);
+    CHECK_EQ(n, (long)done);
+    CHECK(n == (long)done && memcmp(want, got, done) == 0);
+    long rest = -1;
+    CHECK_EQ(first_member(path, got, total + 8192, &rest), (long)done);
+    CHECK_EQ(rest, 0L); /* one member: Perfetto stops at the end of the first */
+    CHECK_EQ(write_hello(path, 1), SP_OK); /* a second file over the first */
+    CHECK_EQ(gunzip(path, got, 64), 5);
+    CHECK(memcmp(got, "hello", 5) == 0);
+    sp__out *empty = NULL;
+    CHECK_EQ(sp__out_open(&empty, path, 1), SP_OK);
+    CHECK_EQ(sp__out_commit(empty), SP_OK);
+    FILE *f = fopen(path, "rb");
+    unsigned char magic[2] = {0, 0};
+    CHECK(f && fread(magic, 1, 2, f) == 2 && magic[0] == 0x1f && magic[1] == 0x8b);
+    if (f) fclose(f);
+    CHECK_EQ(gunzip(path, got, 64), 0);
+    unlink(path);
+    free(want);
+    free(got);
+}
+
 int main(void)
 {
     CHECK(mkdtemp(dir) != NULL);
@@ -142,6 +223,7 @@ int main(void)
     RUN_TEST(test_out_long_names_fit);
     RUN_TEST(test_out_error_names_the_target);
     RUN_TEST(test_out_mkdirs_says_why);
+    RUN_TEST(test_out_gzip_reads_back_across_flushes);
     rmdir(dir);
     return TEST_SUMMARY();
 }

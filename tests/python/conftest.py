@@ -5,6 +5,7 @@ import ctypes
 import glob
 import json
 import os
+import re
 import sys
 
 import pytest
@@ -44,6 +45,26 @@ def load_trace(path):
     assert problems == [], problems[:5]
     assert trace == json.loads(raw)
     return trace
+
+
+def event_type(e):
+    """The paddle type stepprof's loader gives host range e: its args
+    "Event Type" where written, else what its cat and name tell
+    (trace-format.md §6: the file leaves out the types they imply)."""
+    written = e.get("args", {}).get("Event Type")
+    if written:
+        return written
+    cat, name = e.get("cat"), e.get("name", "")
+    if cat in ("cpu_op", "user_annotation"):
+        if cat == "user_annotation" and re.fullmatch(r"ProfilerStep#[0-9]+", name):
+            return "ProfileStep"
+        if name.startswith("enumerate(DataLoader)#") and name.endswith(".__next__"):
+            return "Dataloader"
+        if cat == "user_annotation" and name.startswith("Optimizer.step#"):
+            return "Optimization"
+        if name.startswith(("nccl:", "gloo:")) or (cat == "cpu_op" and name == "record_param_comms"):
+            return "Communication"
+    return {"cpu_op": "Operator", "python_function": "PythonOp"}.get(cat, "UserDefined")
 
 
 def step_names(trace):

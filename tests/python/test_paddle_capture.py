@@ -24,7 +24,7 @@ import warnings
 import pytest
 
 import stepprof.profiler as profiler
-from conftest import load_trace
+from conftest import event_type, load_trace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MLP = os.path.join(HERE, "paddle_mlp.py")
@@ -163,11 +163,11 @@ def test_paddle_capture_trace_is_valid_and_typed(both_runs):
     of their own and the tables would still agree)."""
     trace = load_trace(both_runs["trace"])
     spans = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
-    kinds = {e.get("args", {}).get("Event Type") for e in spans}
+    kinds = {event_type(e) for e in spans}
     for kind in ("Operator", "OperatorInner", "DygraphKernelLaunch", "Dataloader"):
         assert kind in kinds, (kind, sorted(k for k in kinds if k))
     steps = [e for e in spans if e["name"].startswith("ProfilerStep#")]
-    ops = [e for e in spans if e.get("args", {}).get("Event Type") == "Operator"]
+    ops = [e for e in spans if event_type(e) == "Operator"]
     assert len(steps) == 5 and ops
     inside = [o for o in ops if any(s["tid"] == o["tid"] and s["pid"] == o["pid"]
                                     and s["ts"] <= o["ts"] and o["ts"] + o["dur"] <= s["ts"] + s["dur"]
@@ -711,7 +711,7 @@ def test_paddle_capture_fake_op_info_off_by_default(fake_op_info, tmp_path, caps
     prof, trace = _op_info_span(tmp_path)
     assert fake_op_info["calls"] == []
     op = next(e for e in trace["traceEvents"] if e.get("name") == "matmul dygraph")
-    assert "Input Dims" not in op["args"]
+    assert "Input Dims" not in op.get("args", {})
     prof.summary(views=[profiler.SummaryView.OperatorView])
     assert operator_rows(capsys.readouterr().out)["matmul dygraph"][-1] == "0"
 

@@ -10,7 +10,7 @@ import json
 import os
 
 import pytest
-from conftest import step_names, steps
+from conftest import event_type, step_names, steps
 from test_paddle_capture import needs_paddle, run_python, summary
 from test_paddle_memory import memory_tables
 
@@ -82,7 +82,7 @@ def test_paddle_example_writes_one_trace_with_paddles_operators(both):
     assert sorted(step_names(trace)) == steps(10, 15)
     # paddle's types are kept in args (the trace is in Kineto's dialect)
     ops = [e for e in trace["traceEvents"]
-           if e.get("ph") == "X" and e.get("args", {}).get("Event Type") == "Operator"]
+           if e.get("ph") == "X" and event_type(e) == "Operator"]
     assert len(ops) == int(both["stepprof"]["tables"]["Overview Summary"]["Operator"]) == 170
     assert not [line for line in both["stepprof"]["stderr"].splitlines()
                 if "StepprofWarning" in line], both["stepprof"]["stderr"]

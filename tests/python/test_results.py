@@ -230,7 +230,7 @@ def test_step_num_samples_reaches_every_saved_format():
             prof.step(num_samples=32)
     prof.export("./run.pb", "pb")
     (path,) = trace_files("./o")
-    steps = {e["name"]: e["args"] for e in load_trace(path)["traceEvents"]
+    steps = {e["name"]: e.get("args", {}) for e in load_trace(path)["traceEvents"]
              if e.get("name", "").startswith("ProfilerStep#")}
     assert [steps[f"ProfilerStep#{i}"].get("num_samples") for i in range(4)] == [32, 32, 32, None]
     for saved in (path, "./run.pb"):

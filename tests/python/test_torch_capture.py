@@ -19,7 +19,7 @@ import sys
 
 import pytest
 
-from conftest import load_trace
+from conftest import event_type, load_trace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MLP = os.path.join(HERE, "torch_mlp.py")
@@ -108,8 +108,8 @@ def test_torch_events_typed_for_both_table_families(stepprof_run):
     trace = load_trace(stepprof_run["trace"])
     by_name = {}
     for e in trace["traceEvents"]:
-        if e.get("ph") == "X" and "args" in e:
-            by_name.setdefault(e["name"], (e.get("cat"), e["args"].get("Event Type")))
+        if e.get("ph") == "X":
+            by_name.setdefault(e["name"], (e.get("cat"), event_type(e)))
     assert by_name["aten::addmm"] == ("cpu_op", "Operator")
     assert by_name["AddmmBackward0"] == ("cpu_op", "Operator")
     assert by_name["autograd::engine::evaluate_function: AddmmBackward0"] == ("cpu_op", "Backward")
@@ -252,7 +252,7 @@ def test_torch_record_shapes_gives_kinetos_input_dims_and_types(tmp_path):
     out, _ = run_python(["-c", SHAPES, str(tmp_path)], cwd=str(tmp_path))
 
     def ops(trace):
-        return [(e["name"], e["args"].get("Input Dims"), e["args"].get("Input type"))
+        return [(e["name"], e.get("args", {}).get("Input Dims"), e.get("args", {}).get("Input type"))
                 for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "cpu_op"]
     ours = ops(load_trace(out.strip().splitlines()[-1]))
     with open(tmp_path / "torch.json", encoding="utf-8") as f:  # torch's own: not stepprof's format

@@ -20,7 +20,7 @@ RANKS = 4
 
 def comm_ranges(trace):
     return sorted((e for e in trace["traceEvents"]
-                   if e.get("ph") == "X" and e["args"].get("Event Type") == "Communication"
+                   if e.get("ph") == "X" and e.get("args", {}).get("Event Type") == "Communication"
                    and "Collective name" in e["args"]), key=lambda e: e["ts"])
 
 

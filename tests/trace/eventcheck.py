@@ -170,12 +170,21 @@ def _check_steps(events, errors):
 
 
 def _check_external_ids(events, errors):
+    """Host ranges carry unique positive External ids; every one of them
+    when the file links records by id (it holds CUDA calls or device
+    records), else only where written (trace-format.md §6)."""
+    linked = any(ev.get("cat") in GPU_CATS + ("cuda_runtime", "cuda_driver") for _, ev in events)
     seen = {}
     for i, ev in events:
         if ev.get("ph") != "X" or ev.get("cat") not in RANGE_CATS:
             continue
         args = ev.get("args")
+        if "args" in ev and not isinstance(args, dict):
+            errors.append(f"{label(i, ev)}: args must be an object, got {args!r}")
+            continue
         ext = args.get("External id") if isinstance(args, dict) else None
+        if ext is None and not linked:
+            continue
         if not (is_int(ext) and ext > 0):
             errors.append(f'{label(i, ev)}: host range needs a positive integer '
                           f'"External id", got {ext!r}')

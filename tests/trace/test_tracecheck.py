@@ -225,6 +225,23 @@ class TraceCheckTest(unittest.TestCase):
         text = mutated('"External id":2}', '"External id":1}')
         self.assertRejected(text, "External id 1 already used by event 4")
 
+    def test_missing_external_id_rejected_where_records_link(self):
+        # minimal.json holds CUDA calls and kernels: every host range needs its id.
+        text = mutated('"External id":2}', '"Event Type":"Operator"}')
+        self.assertRejected(text, 'host range needs a positive integer "External id"')
+
+    def test_cpu_only_ranges_without_args_pass(self):
+        text = ('{"schemaVersion":1,"deviceProperties":[],\n' + DIST +
+                '"displayTimeUnit":"ms","baseTimeNanoseconds":1700000000000000000,\n"traceEvents":[\n'
+                '{"ph":"M","name":"process_name","pid":4321,"tid":0,"ts":0.000,"args":{"name":"p"}},\n'
+                '{"ph":"M","name":"thread_name","pid":4321,"tid":4321,"ts":0.000,"args":{"name":"t"}},\n'
+                '{"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":4321,"tid":4321,'
+                '"ts":1000.000,"dur":800.000},\n' + MATMUL + ',"dur":10.000}\n'
+                '],\n"traceName":"x.json"}\n')
+        self.assertEqual(errors_for(text), [])
+        bad = text.replace(',"dur":10.000}', ',"dur":10.000,"args":{"External id":0}}')
+        self.assertRejected(bad, 'host range needs a positive integer "External id"')
+
     def test_flow_end_without_start_rejected(self):
         self.assertRejected(mutated(FLOW_START, ""), "flow id 77001: end (event 9) has no start")
 
