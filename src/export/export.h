@@ -15,6 +15,12 @@ sp_status sp__out_open(sp__out **out, const char *path, int gzip);
 sp__buf *sp__out_buf(sp__out *o);
 /* Writes the buffer out once it holds more than a chunk's worth. */
 void sp__out_maybe_flush(sp__out *o);
+/* Plain output only: the offset the next byte appended will have, and an
+ * overwrite of n bytes already appended at offset at (in the buffer or the
+ * file). sp__out_patch returns 0, or -1 (gzip output, a range not yet
+ * written, a write error). */
+uint64_t sp__out_tell(const sp__out *o);
+int sp__out_patch(sp__out *o, uint64_t at, const void *bytes, size_t n);
 /* Flushes, closes and renames into place; frees o. On failure the temporary
  * file is removed and the target is untouched. */
 sp_status sp__out_commit(sp__out *o);

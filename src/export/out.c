@@ -49,6 +49,7 @@ struct sp__out {
 #endif
     int failed;
     int saved_errno;
+    uint64_t written; /* bytes in the file (plain output) */
     char *tmp_path;
     char *path;
 };
@@ -256,8 +257,34 @@ static void flush(sp__out *o)
         }
     } else {
         write_all(o, p, left);
+        o->written += left;
     }
     o->buf.len = 0;
+}
+
+uint64_t sp__out_tell(const sp__out *o) { return o->written + o->buf.len; }
+
+int sp__out_patch(sp__out *o, uint64_t at, const void *bytes, size_t n)
+{
+    if (o->gz || at + n > sp__out_tell(o)) return -1;
+#ifdef SP_HAVE_ISAL
+    if (o->igzip) return -1;
+#endif
+    const char *src = bytes;
+    while (n > 0 && at < o->written) { /* the part already in the file */
+        size_t part = o->written - at < n ? (size_t)(o->written - at) : n;
+        ssize_t k = pwrite(o->fd, src, part, (off_t)at);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            note_error(o);
+            return -1;
+        }
+        src += k;
+        at += (uint64_t)k;
+        n -= (size_t)k;
+    }
+    if (n) memcpy(o->buf.data + (at - o->written), src, n);
+    return 0;
 }
 
 void sp__out_maybe_flush(sp__out *o)

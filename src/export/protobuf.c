@@ -425,12 +425,18 @@ static size_t size_nodes(writer *w, size_t nodes)
 /* Writes the nodes that size_nodes measured; returns the bytes written, or
  * SIZE_MAX on failure. Each node is packed behind a one-byte length and
  * moved on when it turns out longer, which costs less than sizing it again. */
+/* What a host node without children takes beyond its name's bytes: ids,
+ * times, pid, tid, type, flags and value with their keys, two lengths. */
+#define CHILDLESS_NODE_FIXED 128
+
 static size_t write_nodes(writer *w, size_t nodes)
 {
     size_t total = 0;
     for (size_t k = 0; k < nodes; k++) {
-        if (fill_node(w, k) != 0 || sp__buf_reserve(w->b, 1 + 10 + w->node_max) != 0)
-            return SIZE_MAX;
+        if (fill_node(w, k) != 0) return SIZE_MAX;
+        /* Unsized (one pass): a childless node's bound from its name. */
+        size_t room = w->node_max ? w->node_max : strlen(w->host.name) + CHILDLESS_NODE_FIXED;
+        if (sp__buf_reserve(w->b, 1 + 10 + room) != 0) return SIZE_MAX;
         uint8_t *p = (uint8_t *)w->b->data + w->b->len, *body = p + 2;
         size_t n = sp__pb_host_node_pack(&w->node, body);
         if (n >= 0x80) memmove(p + 1 + varint_size(n), body, n);
@@ -466,6 +472,28 @@ static int index_devices(writer *w)
             w->dev_order[w->dev_offsets[dev->runtime + 1]++] = (uint32_t)d;
     }
     return 0;
+}
+
+/* A thread tree whose nodes have no children, written in one pass: its
+ * length goes out as a five-byte varint (padded with continuation bytes,
+ * which every protobuf reader accepts) that is patched in once the nodes
+ * are written, so they are not sized first. Five bytes hold 2^35 - 1. */
+static int put_thread_one_pass(writer *w, const sp__pb_thread *head, size_t head_size, size_t nodes)
+{
+    put_varint(w->b, (SP__PB_TREES_THREAD_TREES << 3) | 2);
+    uint64_t at = sp__out_tell(w->out);
+    sp__buf_append(w->b, "\x80\x80\x80\x80\x00", 5);
+    put_message(w, &head->base, head_size);
+    w->node_max = 0;
+    size_t body = write_nodes(w, nodes);
+    if (body == SIZE_MAX || w->b->failed) return -1;
+    uint64_t len = head_size + body;
+    if (len >> 35) return -1;
+    uint8_t pad[5];
+    for (int i = 0; i < 4; i++)
+        pad[i] = (uint8_t)(((len >> (7 * i)) & 0x7f) | 0x80);
+    pad[4] = (uint8_t)((len >> 28) & 0x7f);
+    return sp__out_patch(w->out, at, pad, sizeof pad);
 }
 
 /* Writes one ThreadNodeTreeProto as field 3 of the root message. */
@@ -504,6 +532,13 @@ static int put_thread(writer *w, const sp__thread *t, uint64_t tid)
         }
     }
     size_t head_size = protobuf_c_message_get_packed_size(&head.base);
+    if (!w->has_children) { /* most threads: one pass, the length patched in */
+        int rc = put_thread_one_pass(w, &head, head_size, events + 1);
+        free_index(&w->runtimes);
+        free_index(&w->mems);
+        free_index(&w->ops);
+        return rc;
+    }
     size_t body = size_nodes(w, events + 1);
     if (body == SIZE_MAX) return -1;
     put_varint(w->b, (SP__PB_TREES_THREAD_TREES << 3) | 2);
