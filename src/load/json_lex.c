@@ -279,7 +279,7 @@ static void put_utf8(sp__buf *b, unsigned cp)
 /* The first byte in [p, end) that ends a plain run of a string: '"', '\\'
  * or a control character; end if none. Sixteen bytes at a time where SSE2
  * is (every x86-64): names and args are mostly longer than a few bytes. */
-static const unsigned char *plain_end(const unsigned char *p, const unsigned char *end)
+static inline const unsigned char *plain_end(const unsigned char *p, const unsigned char *end)
 {
 #if defined(__SSE2__)
     const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
