@@ -11,13 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether the token is exactly the literal lit. */
-#define TOK_IS(t, lit) ((t)->len == sizeof lit - 1 && memcmp((t)->data, lit, sizeof lit - 1) == 0)
+/* Whether the n bytes at s are exactly the literal lit. */
+#define TEXT_IS(s, n, lit) ((n) == sizeof lit - 1 && memcmp((s), lit, sizeof lit - 1) == 0)
+#define BUF_IS(b, lit) TEXT_IS((b)->data, (b)->len, lit)
 
-static void copy_tok(sp__buf *dst, const sp__buf *tok)
+static void copy_text(sp__buf *dst, const char *s, size_t n)
 {
     dst->len = 0;
-    sp__buf_append(dst, tok->data ? tok->data : "", tok->len);
+    sp__buf_append(dst, s, n);
     sp__buf_cstr(dst);
 }
 
@@ -40,9 +41,11 @@ int sp__jload_key(sp__jloader *l)
 
 static int read_string_into(sp__jloader *l, sp__buf *dst)
 {
+    const char *s;
+    size_t n;
     if (sp__jlex_peek(&l->lx) != '"') return sp__jlex_error(&l->lx, "string expected");
-    if (sp__jlex_string(&l->lx) != 0) return -1;
-    copy_tok(dst, &l->lx.tok);
+    if (sp__jlex_string_view(&l->lx, &s, &n) != 0) return -1;
+    copy_text(dst, s, n);
     return dst->failed ? sp__jload_nomem(l) : 0;
 }
 
@@ -62,10 +65,21 @@ static int small_int(const char *t, size_t len, int64_t *v)
     return 1;
 }
 
-int64_t sp__jload_int_of(const char *t, size_t len)
+/* The n bytes at s (a number, at most 400 bytes) as a C string in out. */
+static const char *c_text(const char *s, size_t n, char out[401])
+{
+    n = n < 400 ? n : 400;
+    memcpy(out, s, n);
+    out[n] = '\0';
+    return out;
+}
+
+int64_t sp__jload_int_of(const char *s, size_t len)
 {
     int64_t v;
-    if (small_int(t, len, &v)) return v;
+    if (small_int(s, len, &v)) return v;
+    char buf[401];
+    const char *t = c_text(s, len, buf);
     if (strpbrk(t, ".eE")) {
         double d = strtod(t, NULL);
         return d >= 9.2e18 ? INT64_MAX : d <= -9.2e18 ? INT64_MIN : (int64_t)llround(d);
@@ -83,8 +97,10 @@ int sp__jload_int(sp__jloader *l, int64_t *out, int *ok)
         if (c != 'n') l->ev.bad_type = 1;
         return sp__jlex_skip(&l->lx);
     }
-    if (sp__jlex_number(&l->lx) != 0) return -1;
-    *out = sp__jload_int_of(l->lx.tok.data, l->lx.tok.len);
+    const char *s;
+    size_t n;
+    if (sp__jlex_number_view(&l->lx, &s, &n) != 0) return -1;
+    *out = sp__jload_int_of(s, n);
     *ok = 1;
     return 0;
 }
@@ -100,27 +116,31 @@ static int read_us(sp__jloader *l, int64_t *out, int *ok)
         if (c != 'n') l->ev.bad_type = 1;
         return sp__jlex_skip(&l->lx);
     }
-    if (sp__jlex_number(&l->lx) != 0) return -1;
-    /* The token is a valid JSON number: after its integer and fraction
-     * only an exponent can follow. */
-    const char *t = l->lx.tok.data, *p = t;
+    /* A valid JSON number: after its integer and fraction only an
+     * exponent can follow. */
+    const char *s, *p;
+    size_t n;
+    if (sp__jlex_number_view(&l->lx, &s, &n) != 0) return -1;
+    const char *end = s + n;
+    p = s;
     int neg = *p == '-';
     p += neg;
     int64_t us = 0, frac = 0;
     size_t int_digits = 0;
-    for (; *p >= '0' && *p <= '9'; p++, int_digits++)
+    for (; p < end && *p >= '0' && *p <= '9'; p++, int_digits++)
         if (int_digits < 15) us = us * 10 + (*p - '0');
     int frac_digits = 0;
-    if (*p == '.')
-        for (p++; *p >= '0' && *p <= '9'; p++)
+    if (p < end && *p == '.')
+        for (p++; p < end && *p >= '0' && *p <= '9'; p++)
             if (frac_digits < 3) frac = frac * 10 + (*p - '0'), frac_digits++;
-    if (int_digits <= 15 && *p == '\0') {
+    if (int_digits <= 15 && p == end) {
         for (; frac_digits < 3; frac_digits++)
             frac *= 10;
         int64_t ns = us * 1000 + frac;
         *out = neg ? -ns : ns;
     } else {
-        double d = strtod(t, NULL) * 1000.0;
+        char buf[401];
+        double d = strtod(c_text(s, n, buf), NULL) * 1000.0;
         *out = d >= 9.2e18 ? INT64_MAX : d <= -9.2e18 ? INT64_MIN : (int64_t)llround(d);
     }
     *ok = 1;
@@ -154,27 +174,45 @@ typedef struct key_text {
 } key_text;
 #define KEY(s) {s, sizeof s - 1}
 
-/* Index of the token in keys, or -1; the lengths rule out nearly all at once. */
-static int key_index(const sp__buf *tok, const key_text *keys, int count)
+/* Index of the n bytes at s in keys, or -1; the lengths rule out nearly
+ * all at once. */
+static int key_index(const char *s, size_t n, const key_text *keys, int count)
 {
     for (int i = 0; i < count; i++)
-        if (tok->len == keys[i].n && tok->data[0] == keys[i].s[0] && memcmp(tok->data, keys[i].s, keys[i].n) == 0)
-            return i;
+        if (n == keys[i].n && s[0] == keys[i].s[0] && memcmp(s, keys[i].s, n) == 0) return i;
     return -1;
 }
 
-/* Every arg key that json_cuda.c (sp__cuda_arg_number, sp__cuda_arg_other),
- * json_paddle.c (sp__paddle_arg_number, sp__paddle_arg_string) or
- * json_dist.c (sp__comm_arg_number, sp__comm_arg_string) reads. Only these
- * are passed on to them, so that an arg nobody reads ("External id", on
- * every event) costs no strcmp chain; a key they learn must be added here. */
-static const key_text helper_keys[] = {
-    KEY("correlation"), KEY("cbid"), KEY("device"), KEY("context"), KEY("stream"), KEY("bytes"),
-    KEY("registers per thread"), KEY("shared memory"), KEY("queued"), KEY("grid"), KEY("block"),
-    KEY("correlation id"), KEY("increase_bytes"), KEY("current_allocated"),
-    KEY("current_reserved"), KEY("peak_allocated"), KEY("peak_reserved"), KEY("addr"),
-    KEY("start_time"), KEY("end_time"), KEY("place"), KEY("Group size"), KEY("seq"),
-    KEY("Collective name"), KEY("Process Group Name")};
+/* Whether the n bytes at s are an arg key that json_cuda.c
+ * (sp__cuda_arg_number, sp__cuda_arg_other), json_paddle.c
+ * (sp__paddle_arg_number, sp__paddle_arg_string) or json_dist.c
+ * (sp__comm_arg_number, sp__comm_arg_string) reads. Only these are passed
+ * on to them, so that an arg nobody reads ("External id", on every event)
+ * costs no strcmp chain; a key they learn must be added here. By length
+ * first, then at most three comparisons, since every arg asks. */
+static int helper_key(const char *s, size_t n)
+{
+    switch (n) {
+    case 3: return memcmp(s, "seq", 3) == 0;
+    case 4: return memcmp(s, "cbid", 4) == 0 || memcmp(s, "grid", 4) == 0 || memcmp(s, "addr", 4) == 0;
+    case 5: return memcmp(s, "bytes", 5) == 0 || memcmp(s, "block", 5) == 0 || memcmp(s, "place", 5) == 0;
+    case 6: return memcmp(s, "device", 6) == 0 || memcmp(s, "stream", 6) == 0 || memcmp(s, "queued", 6) == 0;
+    case 7: return memcmp(s, "context", 7) == 0;
+    case 8: return memcmp(s, "end_time", 8) == 0;
+    case 10: return memcmp(s, "start_time", 10) == 0 || memcmp(s, "Group size", 10) == 0;
+    case 11: return memcmp(s, "correlation", 11) == 0;
+    case 13: return memcmp(s, "shared memory", 13) == 0 || memcmp(s, "peak_reserved", 13) == 0;
+    case 14:
+        return memcmp(s, "correlation id", 14) == 0 || memcmp(s, "increase_bytes", 14) == 0 ||
+               memcmp(s, "peak_allocated", 14) == 0;
+    case 15: return memcmp(s, "Collective name", 15) == 0;
+    case 16: return memcmp(s, "current_reserved", 16) == 0;
+    case 17: return memcmp(s, "current_allocated", 17) == 0;
+    case 18: return memcmp(s, "Process Group Name", 18) == 0;
+    case 20: return memcmp(s, "registers per thread", 20) == 0;
+    default: return 0;
+    }
+}
 
 /* The integer args read here (memory events, a step's samples). */
 enum { ARG_ADDR, ARG_BYTES, ARG_TOTAL_ALLOCATED, ARG_TOTAL_RESERVED, ARG_DEVICE_ID, ARG_DEVICE_TYPE,
@@ -183,27 +221,30 @@ static const key_text int_keys[ARG_COUNT] = {
     KEY("Addr"), KEY("Bytes"), KEY("Total Allocated"), KEY("Total Reserved"),
     KEY("Device Id"), KEY("Device Type"), KEY("num_samples")};
 
-/* A number token as a double, as strtod reads it, without strtod for the
- * usual integer (exact below 2^53, and rounded alike above). */
-static double number_value(const sp__buf *tok)
+/* A number as a double, as strtod reads it, without strtod for the usual
+ * integer (exact below 2^53, and rounded alike above). */
+static double number_value(const char *s, size_t n)
 {
     int64_t v;
-    if (small_int(tok->data, tok->len, &v) && (v != 0 || tok->data[0] != '-')) return (double)v;
-    return strtod(tok->data, NULL);
+    if (small_int(s, n, &v) && (v != 0 || s[0] != '-')) return (double)v;
+    char buf[401];
+    return strtod(c_text(s, n, buf), NULL);
 }
 
 /* The first arg's number: a counter's value, or a memory event's address. */
-static void first_number(sp__jloader *l, int helper)
+static void first_number(sp__jloader *l, int helper, const char *s, size_t n)
 {
     sp__jevent *e = &l->ev;
-    const sp__buf *tok = &l->lx.tok;
-    e->first_value = number_value(tok);
+    e->first_value = number_value(s, n);
     e->has_first_value = 1;
-    int k = key_index(&e->first_key, int_keys, ARG_COUNT);
-    if (k == ARG_ADDR) e->addr = (int64_t)strtoull(tok->data, NULL, 10);
-    if (k == ARG_NUM_SAMPLES && e->first_value >= 0) e->num_samples = sp__jload_int_of(tok->data, tok->len);
+    int k = key_index(e->first_key.data, e->first_key.len, int_keys, ARG_COUNT);
+    if (k == ARG_ADDR) {
+        char buf[401];
+        e->addr = (int64_t)strtoull(c_text(s, n, buf), NULL, 10);
+    }
+    if (k == ARG_NUM_SAMPLES && e->first_value >= 0) e->num_samples = sp__jload_int_of(s, n);
     if (helper) {
-        int64_t v = sp__jload_int_of(tok->data, tok->len);
+        int64_t v = sp__jload_int_of(s, n);
         sp__paddle_arg_number(&e->pa, l->key, v);
         sp__cuda_arg_number(&e->ca, l->key, v);
     }
@@ -235,14 +276,21 @@ static int read_args(sp__jloader *l)
     if (sp__jlex_peek(lx) == '}') return sp__jlex_expect(lx, '}');
     int more = 1;
     while (more == 1) {
-        if (sp__jlex_string(lx) != 0) return -1;
+        /* The key stays in the read buffer only until the next read. */
+        const char *key;
+        size_t key_len;
+        if (sp__jlex_string_view(lx, &key, &key_len) != 0) return -1;
         int first = !e->has_first_value && e->first_key.len == 0;
-        if (first) copy_tok(&e->first_key, &lx->tok);
-        int helper = key_index(&lx->tok, helper_keys, (int)(sizeof helper_keys / sizeof *helper_keys)) >= 0;
+        if (first) copy_text(&e->first_key, key, key_len);
+        int helper = helper_key(key, key_len);
         e->helpers_used |= helper;
-        int event_type = TOK_IS(&lx->tok, "Event Type"), name = TOK_IS(&lx->tok, "name");
-        int k = key_index(&lx->tok, int_keys, ARG_COUNT);
-        if (key_from_tok(l) != 0) return -1;
+        int event_type = TEXT_IS(key, key_len, "Event Type"), name = TEXT_IS(key, key_len, "name");
+        int k = key_index(key, key_len, int_keys, ARG_COUNT);
+        if (helper) { /* the helpers take a C string */
+            memcpy(l->key, key, key_len);
+            l->key[key_len] = '\0';
+        }
+        if (sp__jlex_expect(lx, ':') != 0) return -1;
         int c = sp__jlex_peek(lx);
         int number = c == '-' || (c >= '0' && c <= '9');
         int taken = number || !helper ? 0 : sp__cuda_arg_other(&e->ca, lx, l->key);
@@ -263,8 +311,10 @@ static int read_args(sp__jloader *l)
                                                lx->tok.len) != 0))
                 return sp__jload_nomem(l);
         } else if (first && number) {
-            if (sp__jlex_number(lx) != 0) return -1;
-            first_number(l, helper);
+            const char *num;
+            size_t num_len;
+            if (sp__jlex_number_view(lx, &num, &num_len) != 0) return -1;
+            first_number(l, helper, num, num_len);
         } else if (number) {
             int ok = 0;
             int64_t v = 0;
@@ -304,20 +354,19 @@ static void reset_event(sp__jevent *e)
 
 static sp__jcat cat_of(const sp__buf *cat)
 {
-    if (TOK_IS(cat, "cpu_op")) return SP__JCAT_CPU_OP;
-    if (TOK_IS(cat, "user_annotation")) return SP__JCAT_USER_ANNOTATION;
-    if (TOK_IS(cat, "python_function")) return SP__JCAT_PYTHON_FUNCTION;
-    if (TOK_IS(cat, "Trace")) return SP__JCAT_TRACE;
+    if (BUF_IS(cat, "cpu_op")) return SP__JCAT_CPU_OP;
+    if (BUF_IS(cat, "user_annotation")) return SP__JCAT_USER_ANNOTATION;
+    if (BUF_IS(cat, "python_function")) return SP__JCAT_PYTHON_FUNCTION;
+    if (BUF_IS(cat, "Trace")) return SP__JCAT_TRACE;
     return SP__JCAT_OTHER;
 }
 
 /* The event keys read; the others are skipped. */
 enum { F_OTHER, F_PH, F_CAT, F_NAME, F_S, F_PID, F_TID, F_TS, F_DUR, F_ARGS };
 
-static int field_of(const sp__buf *k)
+static int field_of(const char *s, size_t n)
 {
-    const char *s = k->data;
-    switch (k->len) {
+    switch (n) {
     case 1: return s[0] == 's' ? F_S : F_OTHER;
     case 2:
         if (s[0] == 'p' && s[1] == 'h') return F_PH;
@@ -344,8 +393,10 @@ int sp__jload_event(sp__jloader *l)
     if (sp__jlex_peek(lx) == '}') return sp__jlex_expect(lx, '}');
     int more = 1;
     while (more == 1) {
-        if (sp__jlex_string(lx) != 0) return -1;
-        int field = field_of(&lx->tok);
+        const char *key;
+        size_t key_len;
+        if (sp__jlex_string_view(lx, &key, &key_len) != 0) return -1;
+        int field = field_of(key, key_len);
         if (sp__jlex_expect(lx, ':') != 0) return -1;
         int rc;
         switch (field) {

@@ -389,6 +389,25 @@ static int string(sp__jlex *lx, int keep)
 
 int sp__jlex_string(sp__jlex *lx) { return string(lx, 1); }
 
+int sp__jlex_string_view(sp__jlex *lx, const char **s, size_t *n)
+{
+    if (sp__jlex_peek(lx) == '"' && lx->pos + 1 < lx->len) {
+        const unsigned char *p = lx->buf + lx->pos + 1, *end = lx->buf + lx->len;
+        const unsigned char *q = plain_end(p, end);
+        if (q < end && *q == '"' && (size_t)(q - p) <= SP__JSON_MAX_STRING) {
+            *s = (const char *)p;
+            *n = (size_t)(q - p);
+            lx->pos += *n + 2;
+            lx->offset += *n + 2;
+            return 0;
+        }
+    }
+    if (string(lx, 1) != 0) return -1;
+    *s = lx->tok.data ? lx->tok.data : "";
+    *n = lx->tok.len;
+    return 0;
+}
+
 /* The end of the JSON number that starts at p (leading zeros allowed, as
  * the byte-at-a-time path below allows them), or NULL if what starts there
  * is not one, or may go on past end. */
@@ -479,6 +498,25 @@ int sp__jlex_number(sp__jlex *lx)
         return -1;
     }
     sp__buf_cstr(b);
+    return 0;
+}
+
+int sp__jlex_number_view(sp__jlex *lx, const char **s, size_t *n)
+{
+    if (sp__jlex_peek(lx) >= 0) {
+        const unsigned char *p = lx->buf + lx->pos;
+        const unsigned char *q = number_end(p, lx->buf + lx->len);
+        if (q && q - p < 400) {
+            *s = (const char *)p;
+            *n = (size_t)(q - p);
+            lx->pos += *n;
+            lx->offset += *n;
+            return 0;
+        }
+    }
+    if (sp__jlex_number(lx) != 0) return -1;
+    *s = lx->tok.data;
+    *n = lx->tok.len;
     return 0;
 }
 

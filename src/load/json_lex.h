@@ -73,8 +73,18 @@ static inline int sp__jlex_expect(sp__jlex *lx, int c)
 }
 /* Reads a string into tok (escapes decoded, \u0000 kept as bytes). */
 int sp__jlex_string(sp__jlex *lx);
+/* Reads a string as sp__jlex_string does, without a copy where it can:
+ * a string with no escapes that lies whole in the read buffer is left
+ * there, *s pointing at it (not NUL-terminated) until the next call on lx;
+ * any other is decoded into tok and *s points at tok. Keys and names are
+ * nearly all of the first kind. */
+int sp__jlex_string_view(sp__jlex *lx, const char **s, size_t *n);
 /* Reads a number's text into tok (JSON syntax checked). */
 int sp__jlex_number(sp__jlex *lx);
+/* Reads a number as sp__jlex_number does, leaving it in the read buffer
+ * where it lies whole there (*s valid until the next call on lx, followed
+ * by a byte that is not part of a number), else in tok. */
+int sp__jlex_number_view(sp__jlex *lx, const char **s, size_t *n);
 /* Skips one value of any kind. */
 int sp__jlex_skip(sp__jlex *lx);
 /* After an element of an object or array: 1 if another follows (',' read),

@@ -91,7 +91,7 @@ int sp__jload_key(sp__jloader *l);
  * string or other value is skipped and *ok set to 0 (and the event marked
  * as holding a value of the wrong type, unless the value is null). */
 int sp__jload_int(sp__jloader *l, int64_t *out, int *ok);
-/* A JSON number's text (len bytes, NUL-terminated) as an integer; one with
+/* A JSON number's text (len bytes, not NUL-terminated) as an integer; one with
  * a fraction or exponent is rounded, one past INT64_MAX read as unsigned
  * (ids are written so). */
 int64_t sp__jload_int_of(const char *t, size_t len);
