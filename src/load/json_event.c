@@ -267,6 +267,29 @@ static void int_arg(sp__jloader *l, int k, int64_t v, int ok)
     }
 }
 
+/* The two arg keys of every event stepprof and Kineto write, with their
+ * colon, taken straight from the read buffer as quick_field takes event
+ * keys: 1 with *key set to the key's text, 0 with nothing consumed. */
+static int quick_arg(sp__jlex *lx, const char **key, size_t *key_len)
+{
+    static const char external[] = "External id", type[] = "Event Type";
+    if (lx->len - lx->pos < 16) return 0;
+    const unsigned char *p = lx->buf + lx->pos;
+    if (p[0] != '"' || p[1] != 'E') return 0;
+    if (memcmp(p + 1, "External id\":", 13) == 0) {
+        *key = external;
+        *key_len = sizeof external - 1;
+    } else if (memcmp(p + 1, "Event Type\":", 12) == 0) {
+        *key = type;
+        *key_len = sizeof type - 1;
+    } else {
+        return 0;
+    }
+    lx->pos += *key_len + 3;
+    lx->offset += *key_len + 3;
+    return 1;
+}
+
 static int read_args(sp__jloader *l)
 {
     sp__jevent *e = &l->ev;
@@ -279,7 +302,8 @@ static int read_args(sp__jloader *l)
         /* The key stays in the read buffer only until the next read. */
         const char *key;
         size_t key_len;
-        if (sp__jlex_string_view(lx, &key, &key_len) != 0) return -1;
+        int colon_read = quick_arg(lx, &key, &key_len);
+        if (!colon_read && sp__jlex_string_view(lx, &key, &key_len) != 0) return -1;
         int first = !e->has_first_value && e->first_key.len == 0;
         if (first) copy_text(&e->first_key, key, key_len);
         int helper = helper_key(key, key_len);
@@ -290,7 +314,7 @@ static int read_args(sp__jloader *l)
             memcpy(l->key, key, key_len);
             l->key[key_len] = '\0';
         }
-        if (sp__jlex_expect(lx, ':') != 0) return -1;
+        if (!colon_read && sp__jlex_expect(lx, ':') != 0) return -1;
         int c = sp__jlex_peek(lx);
         int number = c == '-' || (c >= '0' && c <= '9');
         int taken = number || !helper ? 0 : sp__cuda_arg_other(&e->ca, lx, l->key);
@@ -383,6 +407,52 @@ static int field_of(const char *s, size_t n)
     }
 }
 
+/* An event key as writers spell it, quotes and colon with no space
+ * ("ph":), taken straight from the read buffer: the field, with the bytes
+ * consumed; -1, with nothing consumed, for anything else (an escape, a
+ * space, another key, the buffer's end near), which goes the general way. */
+static int quick_field(sp__jlex *lx)
+{
+    if (lx->len - lx->pos < 8) return -1;
+    const unsigned char *p = lx->buf + lx->pos;
+    if (p[0] != '"') return -1;
+    size_t n;
+    int field;
+    switch (p[1]) {
+    case 'p':
+        if (memcmp(p + 2, "h\":", 3) == 0) n = 5, field = F_PH;
+        else if (memcmp(p + 2, "id\":", 4) == 0) n = 6, field = F_PID;
+        else return -1;
+        break;
+    case 't':
+        if (memcmp(p + 2, "s\":", 3) == 0) n = 5, field = F_TS;
+        else if (memcmp(p + 2, "id\":", 4) == 0) n = 6, field = F_TID;
+        else return -1;
+        break;
+    case 'c':
+        if (memcmp(p + 2, "at\":", 4) != 0) return -1;
+        n = 6, field = F_CAT;
+        break;
+    case 'n':
+        if (memcmp(p + 2, "ame\":", 5) != 0) return -1;
+        n = 7, field = F_NAME;
+        break;
+    case 'd':
+        if (memcmp(p + 2, "ur\":", 4) != 0) return -1;
+        n = 6, field = F_DUR;
+        break;
+    case 'a':
+        if (memcmp(p + 2, "rgs\":", 5) != 0) return -1;
+        n = 7, field = F_ARGS;
+        break;
+    default:
+        return -1;
+    }
+    lx->pos += n;
+    lx->offset += n;
+    return field;
+}
+
 int sp__jload_event(sp__jloader *l)
 {
     sp__jevent *e = &l->ev;
@@ -393,11 +463,14 @@ int sp__jload_event(sp__jloader *l)
     if (sp__jlex_peek(lx) == '}') return sp__jlex_expect(lx, '}');
     int more = 1;
     while (more == 1) {
-        const char *key;
-        size_t key_len;
-        if (sp__jlex_string_view(lx, &key, &key_len) != 0) return -1;
-        int field = field_of(key, key_len);
-        if (sp__jlex_expect(lx, ':') != 0) return -1;
+        int field = quick_field(lx);
+        if (field < 0) {
+            const char *key;
+            size_t key_len;
+            if (sp__jlex_string_view(lx, &key, &key_len) != 0) return -1;
+            field = field_of(key, key_len);
+            if (sp__jlex_expect(lx, ':') != 0) return -1;
+        }
         int rc;
         switch (field) {
         case F_PH: rc = read_string_into(l, &e->ph); break;
