@@ -89,6 +89,53 @@ int64_t sp__jload_int_of(const char *s, size_t len)
     return ll;
 }
 
+/* Whether c may continue a JSON number: a number followed by one is not
+ * whole yet (or malformed) and goes the general way. */
+static int number_byte(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-';
+}
+
+/* The usual number, [-]<1 to max_digits digits>[.<digits>], parsed where it
+ * lies in the read buffer in the pass that checks it: *whole is the integer
+ * part, *frac its first three decimals (cut) as thousandths, *has_frac
+ * whether it had any (allowed only with allow_frac). 0, with nothing
+ * consumed, for anything else (an exponent, more digits, the buffer's end
+ * near), which the caller reads through sp__jlex_number_view. */
+static int quick_number(sp__jlex *lx, int max_digits, int allow_frac, int64_t *whole, int64_t *frac,
+                        int *has_frac)
+{
+    const unsigned char *p = lx->buf + lx->pos, *end = lx->buf + lx->len;
+    if (end - p < 64) return 0; /* room for any number taken here (52 bytes) and its delimiter */
+    const unsigned char *start = p;
+    int neg = *p == '-';
+    p += neg;
+    int64_t v = 0, f = 0;
+    int digits = 0;
+    for (; *p >= '0' && *p <= '9'; p++)
+        if (++digits > max_digits) return 0;
+        else v = v * 10 + (*p - '0');
+    if (digits == 0) return 0;
+    *has_frac = *p == '.';
+    if (*has_frac && !allow_frac) return 0;
+    if (*has_frac) {
+        int fd = 0;
+        for (p++; *p >= '0' && *p <= '9'; p++, fd++)
+            if (fd < 3) f = f * 10 + (*p - '0');
+            else if (fd > 30) return 0;
+        if (fd == 0) return 0;
+        for (; fd < 3; fd++)
+            f *= 10;
+    }
+    if (number_byte(*p)) return 0;
+    *whole = neg ? -v : v;
+    *frac = neg ? -f : f;
+    if (neg && v == 0 && f == 0) return 0; /* -0: strtod keeps its sign */
+    lx->pos += (size_t)(p - start);
+    lx->offset += (uint64_t)(p - start);
+    return 1;
+}
+
 int sp__jload_int(sp__jloader *l, int64_t *out, int *ok)
 {
     int c = sp__jlex_peek(&l->lx);
@@ -96,6 +143,13 @@ int sp__jload_int(sp__jloader *l, int64_t *out, int *ok)
         *ok = 0;
         if (c != 'n') l->ev.bad_type = 1;
         return sp__jlex_skip(&l->lx);
+    }
+    int64_t whole, frac;
+    int has_frac;
+    if (quick_number(&l->lx, 18, 0, &whole, &frac, &has_frac)) {
+        *out = whole;
+        *ok = 1;
+        return 0;
     }
     const char *s;
     size_t n;
@@ -115,6 +169,13 @@ static int read_us(sp__jloader *l, int64_t *out, int *ok)
         *ok = 0;
         if (c != 'n') l->ev.bad_type = 1;
         return sp__jlex_skip(&l->lx);
+    }
+    int64_t q_whole, q_frac;
+    int has_frac;
+    if (quick_number(&l->lx, 15, 1, &q_whole, &q_frac, &has_frac)) {
+        *out = q_whole * 1000 + q_frac;
+        *ok = 1;
+        return 0;
     }
     /* A valid JSON number: after its integer and fraction only an
      * exponent can follow. */
@@ -250,6 +311,22 @@ static void first_number(sp__jloader *l, int helper, const char *s, size_t n)
     }
 }
 
+/* first_number for an integer taken by quick_number: the same fields,
+ * which every reading of an integer gives alike. */
+static void first_integer(sp__jloader *l, int helper, int64_t v)
+{
+    sp__jevent *e = &l->ev;
+    e->first_value = (double)v;
+    e->has_first_value = 1;
+    int k = key_index(e->first_key.data, e->first_key.len, int_keys, ARG_COUNT);
+    if (k == ARG_ADDR) e->addr = v;
+    if (k == ARG_NUM_SAMPLES && v >= 0) e->num_samples = v;
+    if (helper) {
+        sp__paddle_arg_number(&e->pa, l->key, v);
+        sp__cuda_arg_number(&e->ca, l->key, v);
+    }
+}
+
 static void int_arg(sp__jloader *l, int k, int64_t v, int ok)
 {
     sp__jevent *e = &l->ev;
@@ -337,8 +414,14 @@ static int read_args(sp__jloader *l)
         } else if (first && number) {
             const char *num;
             size_t num_len;
-            if (sp__jlex_number_view(lx, &num, &num_len) != 0) return -1;
-            first_number(l, helper, num, num_len);
+            int64_t whole, frac;
+            int has_frac;
+            if (quick_number(lx, 18, 0, &whole, &frac, &has_frac)) {
+                first_integer(l, helper, whole);
+            } else {
+                if (sp__jlex_number_view(lx, &num, &num_len) != 0) return -1;
+                first_number(l, helper, num, num_len);
+            }
         } else if (number) {
             int ok = 0;
             int64_t v = 0;

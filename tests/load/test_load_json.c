@@ -237,7 +237,8 @@ static void test_load_json_number_spellings_exact(void)
 {
     snprintf(path, sizeof path, "%s/numbers.json", dir);
     /* ts in us: integer, 1-4 decimals (the 4th cut), exponent, 13 and 16
-     * integer digits; the keys of "esc" spelled with escapes. */
+     * integer digits; the keys of "esc" spelled with escapes; fractions
+     * where integers belong (a tid, the first arg) and counter values. */
     write_text("{\"traceEvents\":[\n"
                "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"int\",\"pid\":1,\"tid\":2,\"ts\":10,\"dur\":5},\n"
                "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"dec1\",\"pid\":1,\"tid\":2,\"ts\":20.5,\"dur\":0.25},\n"
@@ -248,7 +249,11 @@ static void test_load_json_number_spellings_exact(void)
                "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"huge\",\"pid\":1,\"tid\":4,"
                "\"ts\":1234567890123456,\"dur\":2},\n"
                "{\"p\\u0068\":\"X\",\"c\\u0061t\":\"cpu_op\",\"name\":\"esc\",\"pid\":1,\"tid\":2,"
-               "\"t\\u0073\":50,\"dur\":1}\n"
+               "\"t\\u0073\":50,\"dur\":1},\n"
+               "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"frac\",\"pid\":1,\"tid\":2.4,\"ts\":60,\"dur\":1,"
+               "\"args\":{\"External id\":7.5,\"Event Type\":\"Operator\"}},\n"
+               "{\"ph\":\"C\",\"name\":\"cnt\",\"pid\":1,\"tid\":2,\"ts\":70,\"args\":{\"value\":2.5}},\n"
+               "{\"ph\":\"C\",\"name\":\"cnt_int\",\"pid\":1,\"tid\":2,\"ts\":80,\"args\":{\"value\":-3}}\n"
                "]}");
     sp_result *r = NULL;
     CHECK_OK(sp_result_load(path, NULL, &r));
@@ -259,7 +264,8 @@ static void test_load_json_number_spellings_exact(void)
         int64_t start_ns, end_ns;
     } want[] = {{0, "int", 10000, 15000},     {0, "dec1", 20500, 20750},
                 {0, "dec4", 30123, 30124},    {0, "exp", 40000, 41000},
-                {0, "esc", 50000, 51000},     {1, "big", 1234567890123456, 1234567890124457},
+                {0, "esc", 50000, 51000},     {0, "frac", 60000, 61000},
+                {1, "big", 1234567890123456, 1234567890124457},
                 {2, "huge", 1234567890123456000LL, 0}};
     CHECK_EQ((size_t)3, sp_result_thread_count(r));
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
@@ -273,6 +279,11 @@ static void test_load_json_number_spellings_exact(void)
             CHECK_EQ(2000, e.end_ns - e.start_ns);
         }
     }
+    sp_event_info cnt = find(r, 0, "cnt"), cnt_int = find(r, 0, "cnt_int");
+    CHECK(cnt.flags & SP_EVENT_FLAG_COUNTER);
+    CHECK(cnt.value == 2.5);
+    CHECK(cnt_int.value == -3.0);
+    CHECK_EQ(80000, cnt_int.start_ns);
     sp_result_release(r);
     unlink(path);
 }
