@@ -42,8 +42,8 @@ static double cpu_s(void)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-           (double)ru.ru_stime.tv_usec / 1e6;
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
 static double fastest(const double *v, int n)
@@ -137,13 +137,14 @@ static double load_rss(const char *path)
     snprintf(cmd, sizeof cmd, "/proc/%ld/exe --rss %s", (long)getpid(), path);
     FILE *p = popen(cmd, "r");
     long peak = 0, start = 0;
-    if (!p || fscanf(p, "%ld %ld", &peak, &start) != 2) fprintf(stderr, "bench_load: the RSS child failed\n");
+    if (!p || fscanf(p, "%ld %ld", &peak, &start) != 2)
+        fprintf(stderr, "bench_load: the RSS child failed\n");
     if (p) pclose(p);
     return (double)(peak - start) * 1024.0;
 }
 
-static const char *const names[] = {"matmul", "relu", "softmax", "layer_norm", "add", "dropout",
-                                    "conv2d", "embedding"};
+static const char *const names[] = {"matmul", "relu",    "softmax", "layer_norm",
+                                    "add",    "dropout", "conv2d",  "embedding"};
 
 static sp_result *record(size_t events)
 {
@@ -230,7 +231,8 @@ int main(int argc, char **argv)
         loaded = event_count(r);
         sp_result_release(r);
         t0 = now_s();
-        if (sp_result_load(json, NULL, &r) != SP_OK || sp_result_summary(r, NULL, devnull) != SP_OK) {
+        if (sp_result_load(json, NULL, &r) != SP_OK ||
+            sp_result_summary(r, NULL, devnull) != SP_OK) {
             fprintf(stderr, "bench_load: %s\n", sp_last_error());
             return 1;
         }
@@ -251,19 +253,21 @@ int main(int argc, char **argv)
         padded_mb = (double)pst.st_size / 1e6;
     }
     unlink(padded);
-    printf("stepprof JSON load, %zu events recorded, %zu loaded, %.1f MB of JSON (%.1f B/event)\n", events,
-           loaded, mb, mb * 1e6 / (double)events);
+    printf("stepprof JSON load, %zu events recorded, %zu loaded, %.1f MB of JSON (%.1f B/event)\n",
+           events, loaded, mb, mb * 1e6 / (double)events);
     printf("%-44s %8.3f s  %8.0f MB/s\n", "read() + memchr over the file (the floor)", fl, mb / fl);
-    printf("%-44s %8.3f s  %8.0f MB/s  %6.2f M events/s  (%.2fx the floor)\n", "load .json (sp_result_load)",
-           ld, mb / ld, (double)events / ld / 1e6, ld / fl);
+    printf("%-44s %8.3f s  %8.0f MB/s  %6.2f M events/s  (%.2fx the floor)\n",
+           "load .json (sp_result_load)", ld, mb / ld, (double)events / ld / 1e6, ld / fl);
     printf("%-44s %8.3f s  %8.0f MB/s  %6.2f M events/s  (%.2fx the floor's CPU time)\n",
-           "load .json, CPU time (user + system)", ld_cpu, mb / ld_cpu, (double)events / ld_cpu / 1e6,
-           ld_cpu / (fl_cpu > 1e-6 ? fl_cpu : 1e-6));
-    printf("%-44s %8.3f s  %8.0f MB/s of JSON\n", "load + summary tables of the .json", sm, mb / sm);
-    printf("%-44s %8.1f MB  %6.1f bytes/event\n", "load: peak RSS growth", grow / 1e6, grow / (double)events);
+           "load .json, CPU time (user + system)", ld_cpu, mb / ld_cpu,
+           (double)events / ld_cpu / 1e6, ld_cpu / (fl_cpu > 1e-6 ? fl_cpu : 1e-6));
+    printf("%-44s %8.3f s  %8.0f MB/s of JSON\n", "load + summary tables of the .json", sm,
+           mb / sm);
+    printf("%-44s %8.1f MB  %6.1f bytes/event\n", "load: peak RSS growth", grow / 1e6,
+           grow / (double)events);
     printf("%-44s %8.1f MB  %6.1f bytes/event  (file %.0f MB, %.2fx the plain file's RSS)\n",
-           "load, every event padded 300 B: peak RSS", grow_padded / 1e6, grow_padded / (double)events,
-           padded_mb, grow_padded / grow);
+           "load, every event padded 300 B: peak RSS", grow_padded / 1e6,
+           grow_padded / (double)events, padded_mb, grow_padded / grow);
     printf("metric json_load_events_per_s %.0f events/s\n", (double)events / ld);
     printf("metric json_load_mb_per_s %.0f MB/s\n", mb / ld);
     printf("metric json_load_over_read_floor %.2f x\n", ld / fl);

@@ -85,7 +85,8 @@ int64_t sp__jload_int_of(const char *s, size_t len)
         return d >= 9.2e18 ? INT64_MAX : d <= -9.2e18 ? INT64_MIN : (int64_t)llround(d);
     }
     long long ll = strtoll(t, NULL, 10);
-    if (ll == LLONG_MAX && strcmp(t, "9223372036854775807") != 0) ll = (long long)strtoull(t, NULL, 10);
+    if (ll == LLONG_MAX && strcmp(t, "9223372036854775807") != 0)
+        ll = (long long)strtoull(t, NULL, 10);
     return ll;
 }
 
@@ -112,17 +113,19 @@ static int quick_number(sp__jlex *lx, int max_digits, int allow_frac, int64_t *w
     p += neg;
     int64_t v = 0, f = 0;
     int digits = 0;
-    for (; *p >= '0' && *p <= '9'; p++)
+    for (; *p >= '0' && *p <= '9'; p++) {
         if (++digits > max_digits) return 0;
-        else v = v * 10 + (*p - '0');
+        v = v * 10 + (*p - '0');
+    }
     if (digits == 0) return 0;
     *has_frac = *p == '.';
     if (*has_frac && !allow_frac) return 0;
     if (*has_frac) {
         int fd = 0;
-        for (p++; *p >= '0' && *p <= '9'; p++, fd++)
+        for (p++; *p >= '0' && *p <= '9'; p++, fd++) {
+            if (fd > 30) return 0;
             if (fd < 3) f = f * 10 + (*p - '0');
-            else if (fd > 30) return 0;
+        }
         if (fd == 0) return 0;
         for (; fd < 3; fd++)
             f *= 10;
@@ -233,7 +236,9 @@ typedef struct key_text {
     const char *s;
     size_t n;
 } key_text;
+/* clang-format off */
 #define KEY(s) {s, sizeof s - 1}
+/* clang-format on */
 
 /* Index of the n bytes at s in keys, or -1; the lengths rule out nearly
  * all at once. */
@@ -254,32 +259,57 @@ static int key_index(const char *s, size_t n, const key_text *keys, int count)
 static int helper_key(const char *s, size_t n)
 {
     switch (n) {
-    case 3: return memcmp(s, "seq", 3) == 0;
-    case 4: return memcmp(s, "cbid", 4) == 0 || memcmp(s, "grid", 4) == 0 || memcmp(s, "addr", 4) == 0;
-    case 5: return memcmp(s, "bytes", 5) == 0 || memcmp(s, "block", 5) == 0 || memcmp(s, "place", 5) == 0;
-    case 6: return memcmp(s, "device", 6) == 0 || memcmp(s, "stream", 6) == 0 || memcmp(s, "queued", 6) == 0;
-    case 7: return memcmp(s, "context", 7) == 0;
-    case 8: return memcmp(s, "end_time", 8) == 0;
-    case 10: return memcmp(s, "start_time", 10) == 0 || memcmp(s, "Group size", 10) == 0;
-    case 11: return memcmp(s, "correlation", 11) == 0;
-    case 13: return memcmp(s, "shared memory", 13) == 0 || memcmp(s, "peak_reserved", 13) == 0;
+    case 3:
+        return memcmp(s, "seq", 3) == 0;
+    case 4:
+        return memcmp(s, "cbid", 4) == 0 || memcmp(s, "grid", 4) == 0 || memcmp(s, "addr", 4) == 0;
+    case 5:
+        return memcmp(s, "bytes", 5) == 0 || memcmp(s, "block", 5) == 0 ||
+               memcmp(s, "place", 5) == 0;
+    case 6:
+        return memcmp(s, "device", 6) == 0 || memcmp(s, "stream", 6) == 0 ||
+               memcmp(s, "queued", 6) == 0;
+    case 7:
+        return memcmp(s, "context", 7) == 0;
+    case 8:
+        return memcmp(s, "end_time", 8) == 0;
+    case 10:
+        return memcmp(s, "start_time", 10) == 0 || memcmp(s, "Group size", 10) == 0;
+    case 11:
+        return memcmp(s, "correlation", 11) == 0;
+    case 13:
+        return memcmp(s, "shared memory", 13) == 0 || memcmp(s, "peak_reserved", 13) == 0;
     case 14:
         return memcmp(s, "correlation id", 14) == 0 || memcmp(s, "increase_bytes", 14) == 0 ||
                memcmp(s, "peak_allocated", 14) == 0;
-    case 15: return memcmp(s, "Collective name", 15) == 0;
-    case 16: return memcmp(s, "current_reserved", 16) == 0;
-    case 17: return memcmp(s, "current_allocated", 17) == 0;
-    case 18: return memcmp(s, "Process Group Name", 18) == 0;
-    case 20: return memcmp(s, "registers per thread", 20) == 0;
-    default: return 0;
+    case 15:
+        return memcmp(s, "Collective name", 15) == 0;
+    case 16:
+        return memcmp(s, "current_reserved", 16) == 0;
+    case 17:
+        return memcmp(s, "current_allocated", 17) == 0;
+    case 18:
+        return memcmp(s, "Process Group Name", 18) == 0;
+    case 20:
+        return memcmp(s, "registers per thread", 20) == 0;
+    default:
+        return 0;
     }
 }
 
 /* The integer args read here (memory events, a step's samples). */
-enum { ARG_ADDR, ARG_BYTES, ARG_TOTAL_ALLOCATED, ARG_TOTAL_RESERVED, ARG_DEVICE_ID, ARG_DEVICE_TYPE,
-       ARG_NUM_SAMPLES, ARG_COUNT };
+enum {
+    ARG_ADDR,
+    ARG_BYTES,
+    ARG_TOTAL_ALLOCATED,
+    ARG_TOTAL_RESERVED,
+    ARG_DEVICE_ID,
+    ARG_DEVICE_TYPE,
+    ARG_NUM_SAMPLES,
+    ARG_COUNT
+};
 static const key_text int_keys[ARG_COUNT] = {
-    KEY("Addr"), KEY("Bytes"), KEY("Total Allocated"), KEY("Total Reserved"),
+    KEY("Addr"),      KEY("Bytes"),       KEY("Total Allocated"), KEY("Total Reserved"),
     KEY("Device Id"), KEY("Device Type"), KEY("num_samples")};
 
 /* A number as a double, as strtod reads it, without strtod for the usual
@@ -331,16 +361,29 @@ static void int_arg(sp__jloader *l, int k, int64_t v, int ok)
 {
     sp__jevent *e = &l->ev;
     switch (k) {
-    case ARG_ADDR: e->addr = v; break;
-    case ARG_BYTES: e->bytes = v; break;
-    case ARG_TOTAL_ALLOCATED: e->total_allocated = v; break;
-    case ARG_TOTAL_RESERVED: e->total_reserved = v; break;
-    case ARG_DEVICE_ID: e->device_id = v; break;
-    case ARG_DEVICE_TYPE: e->device_type = v; break;
+    case ARG_ADDR:
+        e->addr = v;
+        break;
+    case ARG_BYTES:
+        e->bytes = v;
+        break;
+    case ARG_TOTAL_ALLOCATED:
+        e->total_allocated = v;
+        break;
+    case ARG_TOTAL_RESERVED:
+        e->total_reserved = v;
+        break;
+    case ARG_DEVICE_ID:
+        e->device_id = v;
+        break;
+    case ARG_DEVICE_TYPE:
+        e->device_type = v;
+        break;
     case ARG_NUM_SAMPLES:
         if (ok && v >= 0) e->num_samples = v;
         break;
-    default: break;
+    default:
+        break;
     }
 }
 
@@ -474,7 +517,8 @@ enum { F_OTHER, F_PH, F_CAT, F_NAME, F_S, F_PID, F_TID, F_TS, F_DUR, F_ARGS };
 static int field_of(const char *s, size_t n)
 {
     switch (n) {
-    case 1: return s[0] == 's' ? F_S : F_OTHER;
+    case 1:
+        return s[0] == 's' ? F_S : F_OTHER;
     case 2:
         if (s[0] == 'p' && s[1] == 'h') return F_PH;
         return s[0] == 't' && s[1] == 's' ? F_TS : F_OTHER;
@@ -486,7 +530,8 @@ static int field_of(const char *s, size_t n)
     case 4:
         if (memcmp(s, "name", 4) == 0) return F_NAME;
         return memcmp(s, "args", 4) == 0 ? F_ARGS : F_OTHER;
-    default: return F_OTHER;
+    default:
+        return F_OTHER;
     }
 }
 
@@ -503,14 +548,20 @@ static int quick_field(sp__jlex *lx)
     int field;
     switch (p[1]) {
     case 'p':
-        if (memcmp(p + 2, "h\":", 3) == 0) n = 5, field = F_PH;
-        else if (memcmp(p + 2, "id\":", 4) == 0) n = 6, field = F_PID;
-        else return -1;
+        if (memcmp(p + 2, "h\":", 3) == 0)
+            n = 5, field = F_PH;
+        else if (memcmp(p + 2, "id\":", 4) == 0)
+            n = 6, field = F_PID;
+        else
+            return -1;
         break;
     case 't':
-        if (memcmp(p + 2, "s\":", 3) == 0) n = 5, field = F_TS;
-        else if (memcmp(p + 2, "id\":", 4) == 0) n = 6, field = F_TID;
-        else return -1;
+        if (memcmp(p + 2, "s\":", 3) == 0)
+            n = 5, field = F_TS;
+        else if (memcmp(p + 2, "id\":", 4) == 0)
+            n = 6, field = F_TID;
+        else
+            return -1;
         break;
     case 'c':
         if (memcmp(p + 2, "at\":", 4) != 0) return -1;
@@ -556,19 +607,37 @@ int sp__jload_event(sp__jloader *l)
         }
         int rc;
         switch (field) {
-        case F_PH: rc = read_string_into(l, &e->ph); break;
+        case F_PH:
+            rc = read_string_into(l, &e->ph);
+            break;
         case F_CAT:
             rc = read_string_into(l, &e->cat);
             e->cat_id = cat_of(&e->cat);
             break;
-        case F_NAME: rc = read_string_into(l, &e->name); break;
-        case F_S: rc = read_string_into(l, &e->s); break;
-        case F_PID: rc = sp__jload_int(l, &e->pid, &e->has_pid); break;
-        case F_TID: rc = read_tid(l); break;
-        case F_TS: rc = read_us(l, &e->ts, &e->has_ts); break;
-        case F_DUR: rc = read_us(l, &e->dur, &e->has_dur); break;
-        case F_ARGS: rc = read_args(l); break;
-        default: rc = sp__jlex_skip(lx); break;
+        case F_NAME:
+            rc = read_string_into(l, &e->name);
+            break;
+        case F_S:
+            rc = read_string_into(l, &e->s);
+            break;
+        case F_PID:
+            rc = sp__jload_int(l, &e->pid, &e->has_pid);
+            break;
+        case F_TID:
+            rc = read_tid(l);
+            break;
+        case F_TS:
+            rc = read_us(l, &e->ts, &e->has_ts);
+            break;
+        case F_DUR:
+            rc = read_us(l, &e->dur, &e->has_dur);
+            break;
+        case F_ARGS:
+            rc = read_args(l);
+            break;
+        default:
+            rc = sp__jlex_skip(lx);
+            break;
         }
         if (rc != 0) return -1;
         more = sp__jlex_next(lx, '}');

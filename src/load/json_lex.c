@@ -287,8 +287,9 @@ static inline const unsigned char *plain_end(const unsigned char *p, const unsig
     while (end - p >= 16) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
         /* v <= 0x1f (unsigned) exactly when min(v, 0x1f) == v. */
-        __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
-                                   _mm_cmpeq_epi8(_mm_min_epu8(v, ctl), v));
+        __m128i hit =
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                         _mm_cmpeq_epi8(_mm_min_epu8(v, ctl), v));
         int bits = _mm_movemask_epi8(hit);
         if (bits) return p + __builtin_ctz((unsigned)bits);
         p += 16;
@@ -460,7 +461,8 @@ int sp__jlex_number(sp__jlex *lx)
             return 0;
         }
         if (b->failed) {
-            if (lx->status == SP_OK) lx->status = sp__fail(SP_ENOMEM, "out of memory loading %s", lx->path);
+            if (lx->status == SP_OK)
+                lx->status = sp__fail(SP_ENOMEM, "out of memory loading %s", lx->path);
             return -1;
         }
     }

@@ -28,8 +28,8 @@ typedef struct sp__jevent {
     sp__jcat cat_id;
     int64_t pid, tid, ts, dur;
     int has_pid, has_tid, has_ts, has_dur, has_first_value;
-    int bad_type;   /* pid, tid, ts or dur held a value of the wrong type */
-    int paddle_tid; /* the tid was paddle's "<tid>(Python)" or "<tid>(C++)" */
+    int bad_type;     /* pid, tid, ts or dur held a value of the wrong type */
+    int paddle_tid;   /* the tid was paddle's "<tid>(Python)" or "<tid>(C++)" */
     int helpers_used; /* pa, ca or comm may differ from their reset state */
     double first_value;
     int64_t addr, bytes, total_allocated, total_reserved, device_id, device_type;
@@ -70,11 +70,15 @@ typedef struct sp__jloader {
 
 static inline int sp__jload_nomem(sp__jloader *l)
 {
-    if (l->lx.status == SP_OK) l->lx.status = sp__fail(SP_ENOMEM, "out of memory loading %s", l->lx.path);
+    if (l->lx.status == SP_OK)
+        l->lx.status = sp__fail(SP_ENOMEM, "out of memory loading %s", l->lx.path);
     return -1;
 }
 
-static inline const char *sp__jload_str(const sp__buf *b) { return b->len ? b->data : ""; }
+static inline const char *sp__jload_str(const sp__buf *b)
+{
+    return b->len ? b->data : "";
+}
 
 /* a + b, saturated: hostile files may hold any numbers (the builder then
  * clamps times into range). */

@@ -168,7 +168,8 @@ sp_event_type sp__paddle_type(const char *cat)
     /* Every range of a file asks, so lengths rule out nearly all at once. */
     size_t len = strlen(cat);
     for (int t = 0; t < SP_EVENT_TYPE_COUNT; t++)
-        if (type_names[t].len == len && memcmp(cat, type_names[t].text, len) == 0) return (sp_event_type)t;
+        if (type_names[t].len == len && memcmp(cat, type_names[t].text, len) == 0)
+            return (sp_event_type)t;
     return SP_EVENT_TYPE_COUNT;
 }
 

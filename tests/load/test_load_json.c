@@ -239,22 +239,29 @@ static void test_load_json_number_spellings_exact(void)
     /* ts in us: integer, 1-4 decimals (the 4th cut), exponent, 13 and 16
      * integer digits; the keys of "esc" spelled with escapes; fractions
      * where integers belong (a tid, the first arg) and counter values. */
-    write_text("{\"traceEvents\":[\n"
-               "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"int\",\"pid\":1,\"tid\":2,\"ts\":10,\"dur\":5},\n"
-               "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"dec1\",\"pid\":1,\"tid\":2,\"ts\":20.5,\"dur\":0.25},\n"
-               "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"dec4\",\"pid\":1,\"tid\":2,\"ts\":30.1239,\"dur\":0.0019},\n"
-               "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"exp\",\"pid\":1,\"tid\":2,\"ts\":4e1,\"dur\":1E0},\n"
-               "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"big\",\"pid\":1,\"tid\":3,"
-               "\"ts\":1234567890123.456,\"dur\":1.001},\n"
-               "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"huge\",\"pid\":1,\"tid\":4,"
-               "\"ts\":1234567890123456,\"dur\":2},\n"
-               "{\"p\\u0068\":\"X\",\"c\\u0061t\":\"cpu_op\",\"name\":\"esc\",\"pid\":1,\"tid\":2,"
-               "\"t\\u0073\":50,\"dur\":1},\n"
-               "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"frac\",\"pid\":1,\"tid\":2.4,\"ts\":60,\"dur\":1,"
-               "\"args\":{\"External id\":7.5,\"Event Type\":\"Operator\"}},\n"
-               "{\"ph\":\"C\",\"name\":\"cnt\",\"pid\":1,\"tid\":2,\"ts\":70,\"args\":{\"value\":2.5}},\n"
-               "{\"ph\":\"C\",\"name\":\"cnt_int\",\"pid\":1,\"tid\":2,\"ts\":80,\"args\":{\"value\":-3}}\n"
-               "]}");
+    write_text(
+        "{\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"int\",\"pid\":1,\"tid\":2,\"ts\":10,\"dur\":5}"
+        ",\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"dec1\",\"pid\":1,\"tid\":2,\"ts\":20.5,"
+        "\"dur\":0.25},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"dec4\",\"pid\":1,\"tid\":2,\"ts\":30.1239,"
+        "\"dur\":0.0019},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"exp\",\"pid\":1,\"tid\":2,\"ts\":4e1,\"dur\":"
+        "1E0},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"big\",\"pid\":1,\"tid\":3,"
+        "\"ts\":1234567890123.456,\"dur\":1.001},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"huge\",\"pid\":1,\"tid\":4,"
+        "\"ts\":1234567890123456,\"dur\":2},\n"
+        "{\"p\\u0068\":\"X\",\"c\\u0061t\":\"cpu_op\",\"name\":\"esc\",\"pid\":1,\"tid\":2,"
+        "\"t\\u0073\":50,\"dur\":1},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"frac\",\"pid\":1,\"tid\":2.4,\"ts\":60,"
+        "\"dur\":1,"
+        "\"args\":{\"External id\":7.5,\"Event Type\":\"Operator\"}},\n"
+        "{\"ph\":\"C\",\"name\":\"cnt\",\"pid\":1,\"tid\":2,\"ts\":70,\"args\":{\"value\":2.5}},\n"
+        "{\"ph\":\"C\",\"name\":\"cnt_int\",\"pid\":1,\"tid\":2,\"ts\":80,\"args\":{\"value\":-3}}"
+        "\n"
+        "]}");
     sp_result *r = NULL;
     CHECK_OK(sp_result_load(path, NULL, &r));
     if (!r) return;
@@ -262,9 +269,12 @@ static void test_load_json_number_spellings_exact(void)
         size_t thread;
         const char *name;
         int64_t start_ns, end_ns;
-    } want[] = {{0, "int", 10000, 15000},     {0, "dec1", 20500, 20750},
-                {0, "dec4", 30123, 30124},    {0, "exp", 40000, 41000},
-                {0, "esc", 50000, 51000},     {0, "frac", 60000, 61000},
+    } want[] = {{0, "int", 10000, 15000},
+                {0, "dec1", 20500, 20750},
+                {0, "dec4", 30123, 30124},
+                {0, "exp", 40000, 41000},
+                {0, "esc", 50000, 51000},
+                {0, "frac", 60000, 61000},
                 {1, "big", 1234567890123456, 1234567890124457},
                 {2, "huge", 1234567890123456000LL, 0}};
     CHECK_EQ((size_t)3, sp_result_thread_count(r));
@@ -299,10 +309,12 @@ static void test_load_json_tokens_across_reads(void)
     if (!f) return;
     fputs("{\"traceEvents\":[\n", f);
     for (int i = 0; i < N; i++)
-        fprintf(f, "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op%d_%.*s\",\"pid\":1,\"tid\":2,"
-                   "\"ts\":%d.%03d,\"dur\":%d.%03d,\"args\":{\"External id\":%d,\"Event Type\":\"Operator\"}}%s\n",
-                i, i % 37, "abcdefghijklmnopqrstuvwxyzabcdefghijk", 1000 + i * 10, i % 1000, 5, (i * 7) % 1000, i,
-                i + 1 < N ? "," : "");
+        fprintf(f,
+                "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op%d_%.*s\",\"pid\":1,\"tid\":2,"
+                "\"ts\":%d.%03d,\"dur\":%d.%03d,\"args\":{\"External id\":%d,\"Event "
+                "Type\":\"Operator\"}}%s\n",
+                i, i % 37, "abcdefghijklmnopqrstuvwxyzabcdefghijk", 1000 + i * 10, i % 1000, 5,
+                (i * 7) % 1000, i, i + 1 < N ? "," : "");
     fputs("]}\n", f);
     fclose(f);
     sp_result *r = NULL;
@@ -316,7 +328,8 @@ static void test_load_json_tokens_across_reads(void)
         sp_event_info e;
         char name[64];
         CHECK_OK(sp_result_event(r, 0, i, &e));
-        snprintf(name, sizeof name, "op%zu_%.*s", i, (int)(i % 37), "abcdefghijklmnopqrstuvwxyzabcdefghijk");
+        snprintf(name, sizeof name, "op%zu_%.*s", i, (int)(i % 37),
+                 "abcdefghijklmnopqrstuvwxyzabcdefghijk");
         int64_t start = (int64_t)(1000 + i * 10) * 1000 + (int64_t)(i % 1000);
         int64_t end = start + 5000 + (int64_t)((i * 7) % 1000);
         if (strcmp(e.name, name) != 0 || e.start_ns != start || e.end_ns != end ||

@@ -61,7 +61,8 @@ void cli_progress_show(uint64_t done, uint64_t total, void *user)
         fprintf(stderr, "\rstepprof: reading %.40s [%s] %3d%%  %.1f/%.1f MB%s\033[K", p->name, bar,
                 (int)(shown * 100 / total), (double)shown / 1e6, (double)total / 1e6, rate);
     } else {
-        fprintf(stderr, "\rstepprof: reading %.40s  %.1f MB%s\033[K", p->name, (double)done / 1e6, rate);
+        fprintf(stderr, "\rstepprof: reading %.40s  %.1f MB%s\033[K", p->name, (double)done / 1e6,
+                rate);
     }
     fflush(stderr);
     p->shown = 1;
