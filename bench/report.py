@@ -93,6 +93,18 @@ TARGETS = [
      "torch: capture + stop + written trace <= 0.15x torch.profiler's, per event", "{:.3f}x"),
     ("torch_mlp_step_ratio", "<=", 1.03,
      "torch MLP step, every step recorded, <= 1.03x its time unprofiled", "{:.3f}x"),
+    ("json_load_events_per_s", ">=", 10e6, "JSON load >= 10 M events/s (a 1M-event file)",
+     "{:.2f} M/s"),
+    ("json_load_over_read_floor", "<=", 3.0,
+     "JSON load <= 3x read() + memchr of the same file (about 1 GB/s where the floor is 3 GB/s)",
+     "{:.2f}x"),
+    ("json_summary_1m_s", "<=", 0.15, "load + summary tables of a 1M-event JSON < 0.15 s",
+     "{:.3f} s"),
+    ("json_summary_mb_per_s", ">=", 300.0, "load + summary tables stream >= 300 MB/s of JSON",
+     "{:.0f} MB/s"),
+    ("json_load_rss_padded_over_plain", "<=", 1.10,
+     "JSON load memory follows the events, not the bytes (3x the bytes / plain file, RSS)",
+     "{:.2f}x"),
 ]
 
 # Figures shown beside the targets for context: (metric, label).
@@ -131,6 +143,10 @@ CONTEXT = [
     ("json_gz_zlib6_bytes_per_event", "JSON.gz through zlib level 6 (the old path), bytes per event"),
     ("protobuf_bytes_per_event", "protobuf bytes per event"),
     ("summary_s", "summary of the 10M-event span, s"),
+    ("json_load_cpu_events_per_s", "JSON load of the 1M-event file, events per CPU second"),
+    ("json_load_mb_per_s", "JSON load of the 1M-event file, MB/s"),
+    ("json_read_floor_mb_per_s", "read() + memchr of the same file (the floor), MB/s"),
+    ("json_load_rss_bytes_per_event", "JSON load: peak RSS growth per event kept, bytes"),
     ("model_s", "analysis model build of the same span, s"),
     ("report_over_summary", "HTML report / summary tables of the same 1M-event span, x"),
     ("merge_events_per_s_2", "merge of 2 rank files, events/s"),
@@ -236,6 +252,11 @@ PLAUSIBLE = {
     "nvtx_over_sp_range": (0.05, 100.0),  # both record the same range
     "env_over_explicit_range": (0.2, 100.0),  # the same recorder: far off means noise
     "zero_code_injected_over_explicit": (0.2, 100.0),
+    "json_load_events_per_s": (1.0, 1e10),
+    "json_load_over_read_floor": (1.0, 1e5),  # the load reads the file too
+    "json_summary_1m_s": (1e-4, 1e4),
+    "json_summary_mb_per_s": (0.1, 1e6),
+    "json_load_rss_padded_over_plain": (0.1, 1e3),
 }
 
 # Targets whose figure is a time or a rate: contention changes them, so a
@@ -250,7 +271,8 @@ TIMING = {"record_pair_over_tsc2", "closed_minus_empty_ns", "started_closed_minu
           "python_record_event_ns", "paddle_mlp_step_ratio", "paddle_op_step_over_paddle",
           "paddle_stop_speedup", "torch_capture_over_floor_ns", "torch_whole_over_torch",
           "torch_mlp_step_ratio", "torch_shapes_over_torch_shapes", "nvtx_over_sp_range",
-          "env_over_explicit_range", "zero_code_injected_over_explicit"}
+          "env_over_explicit_range", "zero_code_injected_over_explicit", "json_load_events_per_s",
+          "json_load_over_read_floor", "json_summary_1m_s", "json_summary_mb_per_s"}
 
 # Control figures per benchmark program: (metric, kind, limit, what it is).
 # "ratio": the median must lie within limit of 1.0 (an arithmetic control
@@ -265,6 +287,8 @@ CONTROLS = {
                      ("tsc2_loop_ns", "spread", 1.25, "two-rdtsc floor, median / fastest trial"),
                      ("tsc2_loop_ns", "floor_above", "empty_loop_ns",
                       "two-rdtsc floor above the empty loop")],
+    "bench_load": [("json_load_wall_over_cpu", "ratio", 0.25,
+                    "JSON load wall time / its CPU time (alone on a core), expected 1.00x")],
     "bench_merge": [("merge_wall_over_cpu", "ratio", 0.25,
                      "merge wall time / its CPU time (alone on a core), expected 1.00x")],
     "bench_paddle": [("paddle_mlp_none_spread", "ratio", 0.25,
@@ -469,7 +493,7 @@ def main():
     start = datetime.datetime.now()
     metrics, notes, contended = {}, [], []
     for prog in ["bench_record", "bench_scaling", "bench_export", "bench_summary", "bench_convert",
-                 "bench_merge", "bench_inject", "bench_step"]:
+                 "bench_merge", "bench_inject", "bench_step", "bench_load"]:
         path = os.path.join(args.build, "bench", prog)
         if os.path.exists(path):
             contended += [f"{prog}: {c}" for c in measure(prog, [path], metrics, notes)]

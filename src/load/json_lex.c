@@ -8,6 +8,9 @@
 
 #include <errno.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define READ_BYTES ((size_t)1 << 16)
 
@@ -205,12 +208,8 @@ static int get(sp__jlex *lx)
     return lx->buf[lx->pos++];
 }
 
-int sp__jlex_peek(sp__jlex *lx)
+int sp__jlex_peek_slow(sp__jlex *lx)
 {
-    if (lx->pos < lx->len) { /* the usual case, without a call */
-        int c = lx->buf[lx->pos];
-        if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return c;
-    }
     for (;;) {
         if (fill(lx) != 0) return -1;
         int c = lx->buf[lx->pos];
@@ -220,13 +219,8 @@ int sp__jlex_peek(sp__jlex *lx)
     }
 }
 
-int sp__jlex_expect(sp__jlex *lx, int c)
+int sp__jlex_expect_slow(sp__jlex *lx, int c)
 {
-    if (lx->pos < lx->len && lx->buf[lx->pos] == c) {
-        lx->pos++;
-        lx->offset++;
-        return 0;
-    }
     int got = sp__jlex_peek(lx);
     if (got != c) {
         char what[40];
@@ -282,6 +276,30 @@ static void put_utf8(sp__buf *b, unsigned cp)
     sp__buf_append(b, s, n);
 }
 
+/* The first byte in [p, end) that ends a plain run of a string: '"', '\\'
+ * or a control character; end if none. Sixteen bytes at a time where SSE2
+ * is (every x86-64): names and args are mostly longer than a few bytes. */
+static inline const unsigned char *plain_end(const unsigned char *p, const unsigned char *end)
+{
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+    const __m128i ctl = _mm_set1_epi8(0x1f);
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        /* v <= 0x1f (unsigned) exactly when min(v, 0x1f) == v. */
+        __m128i hit =
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                         _mm_cmpeq_epi8(_mm_min_epu8(v, ctl), v));
+        int bits = _mm_movemask_epi8(hit);
+        if (bits) return p + __builtin_ctz((unsigned)bits);
+        p += 16;
+    }
+#endif
+    while (p < end && *p != '"' && *p != '\\' && *p >= 0x20)
+        p++;
+    return p;
+}
+
 /* Reads a string (the opening quote not yet consumed) into tok, or only
  * checks it when keep is 0. */
 static int string(sp__jlex *lx, int keep)
@@ -291,9 +309,8 @@ static int string(sp__jlex *lx, int keep)
     b->len = 0;
     if (lx->pos < lx->len) {
         /* The usual string, plain and closed inside the buffer, in one step. */
-        const unsigned char *p = lx->buf + lx->pos, *end = lx->buf + lx->len, *q = p;
-        while (q < end && *q != '"' && *q != '\\' && *q >= 0x20)
-            q++;
+        const unsigned char *p = lx->buf + lx->pos, *end = lx->buf + lx->len;
+        const unsigned char *q = plain_end(p, end);
         size_t n = (size_t)(q - p);
         if (q < end && *q == '"' && n <= SP__JSON_MAX_STRING &&
             (!keep || (b->data && !b->failed && n <= b->cap))) {
@@ -310,8 +327,8 @@ static int string(sp__jlex *lx, int keep)
     for (;;) {
         if (fill(lx) != 0) return sp__jlex_error(lx, "input ends inside a string");
         /* Copy a run of plain bytes at once, up to the cap. */
-        const unsigned char *p = lx->buf + lx->pos, *end = lx->buf + lx->len, *q = p;
-        while (q < end && *q != '"' && *q != '\\' && *q >= 0x20) q++;
+        const unsigned char *p = lx->buf + lx->pos, *end = lx->buf + lx->len;
+        const unsigned char *q = plain_end(p, end);
         if (keep && b->len < SP__JSON_MAX_STRING + 4) {
             size_t room = SP__JSON_MAX_STRING + 4 - b->len;
             sp__buf_append(b, p, (size_t)(q - p) < room ? (size_t)(q - p) : room);
@@ -373,20 +390,40 @@ static int string(sp__jlex *lx, int keep)
 
 int sp__jlex_string(sp__jlex *lx) { return string(lx, 1); }
 
-/* Whether [p, end) is exactly one JSON number (leading zeros allowed, as
- * the byte-at-a-time path below allows them). */
-static int whole_number(const unsigned char *p, const unsigned char *end)
+int sp__jlex_string_view(sp__jlex *lx, const char **s, size_t *n)
+{
+    if (sp__jlex_peek(lx) == '"' && lx->pos + 1 < lx->len) {
+        const unsigned char *p = lx->buf + lx->pos + 1, *end = lx->buf + lx->len;
+        const unsigned char *q = plain_end(p, end);
+        if (q < end && *q == '"' && (size_t)(q - p) <= SP__JSON_MAX_STRING) {
+            *s = (const char *)p;
+            *n = (size_t)(q - p);
+            lx->pos += *n + 2;
+            lx->offset += *n + 2;
+            return 0;
+        }
+    }
+    if (string(lx, 1) != 0) return -1;
+    *s = lx->tok.data ? lx->tok.data : "";
+    *n = lx->tok.len;
+    return 0;
+}
+
+/* The end of the JSON number that starts at p (leading zeros allowed, as
+ * the byte-at-a-time path below allows them), or NULL if what starts there
+ * is not one, or may go on past end. */
+static const unsigned char *number_end(const unsigned char *p, const unsigned char *end)
 {
     if (p < end && *p == '-') p++;
     const unsigned char *d = p;
     while (p < end && *p >= '0' && *p <= '9')
         p++;
-    if (p == d) return 0;
+    if (p == d) return NULL;
     if (p < end && *p == '.') {
         d = ++p;
         while (p < end && *p >= '0' && *p <= '9')
             p++;
-        if (p == d) return 0;
+        if (p == d) return NULL;
     }
     if (p < end && (*p | 0x20) == 'e') {
         p++;
@@ -394,9 +431,13 @@ static int whole_number(const unsigned char *p, const unsigned char *end)
         d = p;
         while (p < end && *p >= '0' && *p <= '9')
             p++;
-        if (p == d) return 0;
+        if (p == d) return NULL;
     }
-    return p == end;
+    /* What follows must end the number here, not make it malformed. */
+    if (p == end || (*p >= '0' && *p <= '9') || *p == '-' || *p == '+' || *p == '.' ||
+        (*p | 0x20) == 'e')
+        return NULL;
+    return p;
 }
 
 int sp__jlex_number(sp__jlex *lx)
@@ -408,21 +449,21 @@ int sp__jlex_number(sp__jlex *lx)
         /* A number that ends inside the buffer is taken in one piece; one
          * that reaches its end, or is malformed, goes the slow way below
          * (which also words the error). */
-        const unsigned char *p = lx->buf + lx->pos, *end = lx->buf + lx->len, *q = p;
-        while (q < end && ((*q >= '0' && *q <= '9') || *q == '-' || *q == '+' || *q == '.' ||
-                           (*q | 0x20) == 'e'))
-            q++;
-        if (q < end && q - p < 400 && whole_number(p, q)) {
-            sp__buf_append(b, p, (size_t)(q - p));
-            lx->pos += (size_t)(q - p);
-            lx->offset += (uint64_t)(q - p);
-            if (b->failed) {
-                if (lx->status == SP_OK)
-                    lx->status = sp__fail(SP_ENOMEM, "out of memory loading %s", lx->path);
-                return -1;
-            }
-            sp__buf_cstr(b);
+        const unsigned char *p = lx->buf + lx->pos, *end = lx->buf + lx->len;
+        const unsigned char *q = number_end(p, end);
+        size_t n = q ? (size_t)(q - p) : 0;
+        if (q && n < 400 && sp__buf_reserve(b, n) == 0) {
+            memcpy(b->data, p, n);
+            b->data[n] = '\0';
+            b->len = n;
+            lx->pos += n;
+            lx->offset += n;
             return 0;
+        }
+        if (b->failed) {
+            if (lx->status == SP_OK)
+                lx->status = sp__fail(SP_ENOMEM, "out of memory loading %s", lx->path);
+            return -1;
         }
     }
     /* States: sign, int, frac, exp; each part checked for digits. */
@@ -462,6 +503,25 @@ int sp__jlex_number(sp__jlex *lx)
     return 0;
 }
 
+int sp__jlex_number_view(sp__jlex *lx, const char **s, size_t *n)
+{
+    if (sp__jlex_peek(lx) >= 0) {
+        const unsigned char *p = lx->buf + lx->pos;
+        const unsigned char *q = number_end(p, lx->buf + lx->len);
+        if (q && q - p < 400) {
+            *s = (const char *)p;
+            *n = (size_t)(q - p);
+            lx->pos += *n;
+            lx->offset += *n;
+            return 0;
+        }
+    }
+    if (sp__jlex_number(lx) != 0) return -1;
+    *s = lx->tok.data;
+    *n = lx->tok.len;
+    return 0;
+}
+
 static int literal(sp__jlex *lx, const char *word)
 {
     for (const char *p = word; *p; p++)
@@ -469,7 +529,7 @@ static int literal(sp__jlex *lx, const char *word)
     return 0;
 }
 
-int sp__jlex_next(sp__jlex *lx, int close)
+int sp__jlex_next_slow(sp__jlex *lx, int close)
 {
     int c = sp__jlex_peek(lx);
     if (c == ',') {

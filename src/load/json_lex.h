@@ -48,20 +48,59 @@ typedef struct sp__jlex {
 /* Reads f (open at its start; the caller closes it) named path. */
 sp_status sp__jlex_open(sp__jlex *lx, FILE *f, const char *path);
 void sp__jlex_close(sp__jlex *lx);
+int sp__jlex_peek_slow(sp__jlex *lx);
+int sp__jlex_expect_slow(sp__jlex *lx, int c);
+int sp__jlex_next_slow(sp__jlex *lx, int close);
+
 /* The next significant character without consuming it; -1 at the end of
- * input or after an error. */
-int sp__jlex_peek(sp__jlex *lx);
+ * input or after an error. Inline for the usual case, a byte that is no
+ * whitespace inside the buffer: the loader asks for one per token. */
+static inline int sp__jlex_peek(sp__jlex *lx)
+{
+    if (lx->pos < lx->len && lx->buf[lx->pos] > ' ') return lx->buf[lx->pos];
+    return sp__jlex_peek_slow(lx);
+}
+
 /* Consumes c (after whitespace) or fails. 0 on success. */
-int sp__jlex_expect(sp__jlex *lx, int c);
+static inline int sp__jlex_expect(sp__jlex *lx, int c)
+{
+    if (lx->pos < lx->len && lx->buf[lx->pos] == c) {
+        lx->pos++;
+        lx->offset++;
+        return 0;
+    }
+    return sp__jlex_expect_slow(lx, c);
+}
 /* Reads a string into tok (escapes decoded, \u0000 kept as bytes). */
 int sp__jlex_string(sp__jlex *lx);
+/* Reads a string as sp__jlex_string does, without a copy where it can:
+ * a string with no escapes that lies whole in the read buffer is left
+ * there, *s pointing at it (not NUL-terminated) until the next call on lx;
+ * any other is decoded into tok and *s points at tok. Keys and names are
+ * nearly all of the first kind. */
+int sp__jlex_string_view(sp__jlex *lx, const char **s, size_t *n);
 /* Reads a number's text into tok (JSON syntax checked). */
 int sp__jlex_number(sp__jlex *lx);
+/* Reads a number as sp__jlex_number does, leaving it in the read buffer
+ * where it lies whole there (*s valid until the next call on lx, followed
+ * by a byte that is not part of a number), else in tok. */
+int sp__jlex_number_view(sp__jlex *lx, const char **s, size_t *n);
 /* Skips one value of any kind. */
 int sp__jlex_skip(sp__jlex *lx);
 /* After an element of an object or array: 1 if another follows (',' read),
  * 0 if close was read, -1 on error. */
-int sp__jlex_next(sp__jlex *lx, int close);
+static inline int sp__jlex_next(sp__jlex *lx, int close)
+{
+    if (lx->pos < lx->len) {
+        int c = lx->buf[lx->pos];
+        if (c == ',' || c == close) {
+            lx->pos++;
+            lx->offset++;
+            return c == ',';
+        }
+    }
+    return sp__jlex_next_slow(lx, close);
+}
 /* Copies the input consumed from now on, verbatim, to the end of tee, or
  * stops copying when tee is NULL (what was consumed is in tee then). The copy
  * is made a buffer at a time, so a tokenizer with a tee costs no more per

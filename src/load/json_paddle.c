@@ -153,10 +153,23 @@ void sp__paddle_host_seen(sp__paddle_clock *c, uint64_t tid, int64_t start, int6
     c->last_end = end;
 }
 
+/* The type names with their lengths, in the order of their values. */
+static const struct {
+    const char *text;
+    size_t len;
+} type_names[SP_EVENT_TYPE_COUNT] = {
+#define SP__TYPE_TEXT(name, value, text) {text, sizeof text - 1},
+    SP_EVENT_TYPE_LIST(SP__TYPE_TEXT)
+#undef SP__TYPE_TEXT
+};
+
 sp_event_type sp__paddle_type(const char *cat)
 {
+    /* Every range of a file asks, so lengths rule out nearly all at once. */
+    size_t len = strlen(cat);
     for (int t = 0; t < SP_EVENT_TYPE_COUNT; t++)
-        if (strcmp(cat, sp_event_type_name((sp_event_type)t)) == 0) return (sp_event_type)t;
+        if (type_names[t].len == len && memcmp(cat, type_names[t].text, len) == 0)
+            return (sp_event_type)t;
     return SP_EVENT_TYPE_COUNT;
 }
 

@@ -3,7 +3,9 @@
  * event types; events with a pid, tid, ts or dur of the wrong type and bytes
  * after a gzip stream are counted (load_skipped, trailing_bytes), never
  * dropped in silence; a gzip bomb of one huge name loads in bounded memory,
- * the name cut and counted (names_cut). */
+ * the name cut and counted (names_cut). Times keep their exact nanoseconds
+ * in every spelling, escaped keys match as plain ones do, and tokens cut by
+ * the end of a read (64 KiB) load as whole ones. */
 #include "check.h"
 #include "collect.h"
 #include "stepprof/stepprof.h"
@@ -231,6 +233,114 @@ static void test_load_json_huge_name_bounded(void)
     unlink(path);
 }
 
+static void test_load_json_number_spellings_exact(void)
+{
+    snprintf(path, sizeof path, "%s/numbers.json", dir);
+    /* ts in us: integer, 1-4 decimals (the 4th cut), exponent, 13 and 16
+     * integer digits; the keys of "esc" spelled with escapes; fractions
+     * where integers belong (a tid, the first arg) and counter values. */
+    write_text(
+        "{\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"int\",\"pid\":1,\"tid\":2,\"ts\":10,\"dur\":5}"
+        ",\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"dec1\",\"pid\":1,\"tid\":2,\"ts\":20.5,"
+        "\"dur\":0.25},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"dec4\",\"pid\":1,\"tid\":2,\"ts\":30.1239,"
+        "\"dur\":0.0019},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"exp\",\"pid\":1,\"tid\":2,\"ts\":4e1,\"dur\":"
+        "1E0},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"big\",\"pid\":1,\"tid\":3,"
+        "\"ts\":1234567890123.456,\"dur\":1.001},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"huge\",\"pid\":1,\"tid\":4,"
+        "\"ts\":1234567890123456,\"dur\":2},\n"
+        "{\"p\\u0068\":\"X\",\"c\\u0061t\":\"cpu_op\",\"name\":\"esc\",\"pid\":1,\"tid\":2,"
+        "\"t\\u0073\":50,\"dur\":1},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"frac\",\"pid\":1,\"tid\":2.4,\"ts\":60,"
+        "\"dur\":1,"
+        "\"args\":{\"External id\":7.5,\"Event Type\":\"Operator\"}},\n"
+        "{\"ph\":\"C\",\"name\":\"cnt\",\"pid\":1,\"tid\":2,\"ts\":70,\"args\":{\"value\":2.5}},\n"
+        "{\"ph\":\"C\",\"name\":\"cnt_int\",\"pid\":1,\"tid\":2,\"ts\":80,\"args\":{\"value\":-3}}"
+        "\n"
+        "]}");
+    sp_result *r = NULL;
+    CHECK_OK(sp_result_load(path, NULL, &r));
+    if (!r) return;
+    static const struct {
+        size_t thread;
+        const char *name;
+        int64_t start_ns, end_ns;
+    } want[] = {{0, "int", 10000, 15000},
+                {0, "dec1", 20500, 20750},
+                {0, "dec4", 30123, 30124},
+                {0, "exp", 40000, 41000},
+                {0, "esc", 50000, 51000},
+                {0, "frac", 60000, 61000},
+                {1, "big", 1234567890123456, 1234567890124457},
+                {2, "huge", 1234567890123456000LL, 0}};
+    CHECK_EQ((size_t)3, sp_result_thread_count(r));
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        sp_event_info e = find(r, want[i].thread, want[i].name);
+        CHECK_EQ(SP_EVENT_OPERATOR, e.type);
+        if (want[i].end_ns) {
+            CHECK_EQ(want[i].start_ns, e.start_ns);
+            CHECK_EQ(want[i].end_ns, e.end_ns);
+        } else { /* past 15 digits: through a double, to its precision */
+            CHECK(llabs(e.start_ns - want[i].start_ns) < 4096);
+            CHECK_EQ(2000, e.end_ns - e.start_ns);
+        }
+    }
+    sp_event_info cnt = find(r, 0, "cnt"), cnt_int = find(r, 0, "cnt_int");
+    CHECK(cnt.flags & SP_EVENT_FLAG_COUNTER);
+    CHECK(cnt.value == 2.5);
+    CHECK(cnt_int.value == -3.0);
+    CHECK_EQ(80000, cnt_int.start_ns);
+    sp_result_release(r);
+    unlink(path);
+}
+
+/* Events enough to fill several reads, each a different length, so that
+ * keys, names and numbers fall across the end of a read at many offsets. */
+static void test_load_json_tokens_across_reads(void)
+{
+    enum { N = 4000 };
+    snprintf(path, sizeof path, "%s/many.json", dir);
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs("{\"traceEvents\":[\n", f);
+    for (int i = 0; i < N; i++)
+        fprintf(f,
+                "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op%d_%.*s\",\"pid\":1,\"tid\":2,"
+                "\"ts\":%d.%03d,\"dur\":%d.%03d,\"args\":{\"External id\":%d,\"Event "
+                "Type\":\"Operator\"}}%s\n",
+                i, i % 37, "abcdefghijklmnopqrstuvwxyzabcdefghijk", 1000 + i * 10, i % 1000, 5,
+                (i * 7) % 1000, i, i + 1 < N ? "," : "");
+    fputs("]}\n", f);
+    fclose(f);
+    sp_result *r = NULL;
+    CHECK_OK(sp_result_load(path, NULL, &r));
+    if (!r) return;
+    sp_thread_info ti;
+    CHECK_OK(sp_result_thread(r, 0, &ti));
+    CHECK_EQ((size_t)N, ti.event_count);
+    int bad = 0;
+    for (size_t i = 0; i < ti.event_count && i < N; i++) {
+        sp_event_info e;
+        char name[64];
+        CHECK_OK(sp_result_event(r, 0, i, &e));
+        snprintf(name, sizeof name, "op%zu_%.*s", i, (int)(i % 37),
+                 "abcdefghijklmnopqrstuvwxyzabcdefghijk");
+        int64_t start = (int64_t)(1000 + i * 10) * 1000 + (int64_t)(i % 1000);
+        int64_t end = start + 5000 + (int64_t)((i * 7) % 1000);
+        if (strcmp(e.name, name) != 0 || e.start_ns != start || e.end_ns != end ||
+            e.type != SP_EVENT_OPERATOR)
+            bad++;
+    }
+    CHECK_EQ(0, bad);
+    sp_result_release(r);
+    unlink(path);
+}
+
 int main(void)
 {
     CHECK(mkdtemp(dir) != NULL);
@@ -238,6 +348,8 @@ int main(void)
     RUN_TEST(test_load_json_wrong_types_counted);
     RUN_TEST(test_load_json_gzip_trailing_counted);
     RUN_TEST(test_load_json_huge_name_bounded);
+    RUN_TEST(test_load_json_number_spellings_exact);
+    RUN_TEST(test_load_json_tokens_across_reads);
     rmdir(dir);
     return TEST_SUMMARY();
 }

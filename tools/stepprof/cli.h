@@ -31,6 +31,23 @@ int cli_load(const char *path, sp_result **out);
 /* cli_load for sp_result_load_ranks: a merged trace gives one result per
  * rank (release with sp_results_release). */
 int cli_load_ranks(const char *path, sp_result ***out, size_t *count);
+/* The progress bar of a long load on a terminal (progress.c). */
+typedef struct cli_progress {
+    const char *name; /* the file's base name */
+    int shown;        /* a line is on the terminal */
+    int64_t start_ns, last_ns;
+} cli_progress;
+/* Whether a load of a file of file_bytes (regular: a regular file, whose
+ * size is known) shows a bar: only when stderr is a terminal, and then for
+ * files over 16 MB, for any file with STEPPROF_PROGRESS=1, and never with
+ * STEPPROF_PROGRESS=0. */
+int cli_progress_wanted(uint64_t file_bytes, int regular);
+void cli_progress_begin(cli_progress *p, const char *path);
+/* An sp_progress_fn; user is the cli_progress. */
+void cli_progress_show(uint64_t done, uint64_t total, void *user);
+/* Clears the line, if one was drawn. */
+void cli_progress_end(cli_progress *p);
+
 /* Prints "stepprof: <message>" and the command's usage hint; returns CLI_USAGE. */
 int cli_usage_error(const char *command, const char *fmt, ...);
 /* Whether arg is -h or --help. */

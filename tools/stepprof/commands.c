@@ -12,21 +12,6 @@
 
 /* ---- loading, with progress on a terminal ---- */
 
-typedef struct progress {
-    const char *path;
-    int shown;
-} progress;
-
-static void show_progress(uint64_t done, uint64_t total, void *user)
-{
-    progress *p = user;
-    if (total > 0)
-        fprintf(stderr, "\rstepprof: reading %s: %3d%%", p->path, (int)(done * 100 / total));
-    else
-        fprintf(stderr, "\rstepprof: reading %s: %llu MB", p->path, (unsigned long long)(done >> 20));
-    p->shown = 1;
-}
-
 /* Says what the load skipped or cut, so that nothing is lost in silence. */
 static void warn_load(const char *path, const sp_result *r)
 {
@@ -53,15 +38,16 @@ static int load(const char *path, sp_result **one, sp_result ***many, size_t *co
     const char *name = strcmp(path, "-") == 0 ? "/dev/stdin" : path;
     sp_load_options opts;
     sp_load_options_init(&opts);
-    progress p = {path, 0};
+    cli_progress p;
     struct stat st;
-    /* Only files that take a while are worth a progress line. */
-    if (isatty(STDERR_FILENO) && stat(name, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > (16 << 20)) {
-        opts.progress = show_progress;
+    int regular = stat(name, &st) == 0 && S_ISREG(st.st_mode);
+    if (cli_progress_wanted(regular ? (uint64_t)st.st_size : 0, regular)) {
+        cli_progress_begin(&p, path);
+        opts.progress = cli_progress_show;
         opts.progress_user = &p;
     }
     sp_status s = many ? sp_result_load_ranks(name, &opts, many, count) : sp_result_load(name, &opts, one);
-    if (p.shown) fputc('\n', stderr);
+    if (opts.progress) cli_progress_end(&p);
     if (s != SP_OK) {
         fprintf(stderr, "stepprof: %s\n", sp_last_error());
         return s == SP_EINVAL ? CLI_USAGE : CLI_BAD_INPUT;
