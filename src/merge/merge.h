@@ -69,6 +69,13 @@ enum { MG_STOP_AT_EVENTS = 4 };
  * lx->status. */
 int sp__merge_read(sp__jlex *lx, mg_header *h, int flags, mg_event_fn on_event, void *ctx,
                    int *in_events);
+/* A key of an object that sp__merge_read_dist does not know, in lx->tok:
+ * 1 when the callback read its value, 0 to have it skipped, -1 on error. */
+typedef int (*mg_key_fn)(void *ctx, sp__jlex *lx);
+/* Reads a distributedInfo object (or one with its keys, such as a merged
+ * trace's rank entry) into h's rank fields; other keys go to other (may be
+ * NULL). 0, or -1 with the error in lx->status. */
+int sp__merge_read_dist(sp__jlex *lx, mg_header *h, mg_key_fn other, void *ctx);
 /* Reads one event object; 0, or -1 with the error in lx->status. */
 int sp__merge_read_event(sp__jlex *lx, mg_event *ev);
 /* The same, through the fast path of merge_scan.c where it can. */

@@ -205,7 +205,7 @@ static void copy_text(char *dst, size_t size, const sp__buf *tok)
     dst[n] = '\0';
 }
 
-static int read_dist(sp__jlex *lx, mg_header *h)
+int sp__merge_read_dist(sp__jlex *lx, mg_header *h, mg_key_fn other, void *ctx)
 {
     if (sp__jlex_peek(lx) != '{') return sp__jlex_skip(lx);
     h->has_dist = 1;
@@ -223,6 +223,11 @@ static int read_dist(sp__jlex *lx, mg_header *h)
                         : is_key(t, "job")              ? 6
                         : is_key(t, "backend")          ? 7
                                                         : 0;
+            if (!which && other) {
+                int rc = other(ctx, lx);
+                if (rc < 0) return -1;
+                if (rc == 1) goto next;
+            }
             int k = scalar(lx);
             if (k < 0) return -1;
             int64_t v = 0;
@@ -234,6 +239,7 @@ static int read_dist(sp__jlex *lx, mg_header *h)
             if (which == 5 && k == 1) copy_text(h->hostname, sizeof h->hostname, t);
             if (which == 6 && k == 1) copy_text(h->job, sizeof h->job, t);
             if (which == 7 && k == 1) copy_text(h->backend, sizeof h->backend, t);
+        next:;
             int more = sp__jlex_next(lx, '}');
             if (more < 0) return -1;
             if (!more) break;
@@ -303,7 +309,7 @@ int sp__merge_read(sp__jlex *lx, mg_header *h, int flags, mg_event_fn on_event, 
         if (sp__jlex_string(lx) != 0 || sp__jlex_expect(lx, ':') != 0) return -1;
         const sp__buf *t = &lx->tok;
         if (is_key(t, "distributedInfo")) {
-            if (read_dist(lx, h) != 0) return -1;
+            if (sp__merge_read_dist(lx, h, NULL, NULL) != 0) return -1;
         } else if (is_key(t, "baseTimeNanoseconds")) {
             int k = scalar(lx);
             if (k < 0) return -1;

@@ -33,11 +33,9 @@ typedef struct rank_out {
     char *keys; /* the rank's kept header keys, `"key":value,...` (stepprof_merge's "header") */
     size_t keys_len;
     uint64_t events;
-    int seen;          /* listed in stepprof_merge */
-    int64_t pid;       /* the rank's own host pid, -1 unknown */
-    long world, local_rank, local_world;
-    int has_local, has_local_world;
-    char host[SP__DIST_HOST_MAX + 1], job[SP__DIST_JOB_MAX + 1], backend[SP__DIST_BACKEND_MAX];
+    int seen;    /* listed in stepprof_merge */
+    int64_t pid; /* the rank's own host pid, -1 unknown */
+    mg_header h; /* its rank, world, local rank and size, host, job, backend */
 } rank_out;
 
 typedef struct splitter {
@@ -135,13 +133,6 @@ static int is_key(const sp__buf *tok, const char *key)
     return tok->len == n && memcmp(tok->data, key, n) == 0;
 }
 
-static void copy_text(char *dst, size_t size, const sp__buf *tok)
-{
-    size_t n = tok->len < size - 1 ? tok->len : size - 1;
-    memcpy(dst, tok->data, n);
-    dst[n] = '\0';
-}
-
 /* A number's or string's text in tok: 0 number, 1 string, 2 other (skipped). */
 static int scalar(sp__jlex *lx)
 {
@@ -185,52 +176,35 @@ static int read_header(splitter *s, sp__jlex *lx, rank_out *r)
     return rc;
 }
 
+typedef struct rank_ctx {
+    splitter *s;
+    rank_out *r;
+} rank_ctx;
+
+/* The keys of a rank entry that distributedInfo does not have. */
+static int rank_key(void *ctx, sp__jlex *lx)
+{
+    rank_ctx *c = ctx;
+    if (is_key(&lx->tok, "header") && sp__jlex_peek(lx) == '{') return read_header(c->s, lx, c->r) == 0 ? 1 : -1;
+    if (!is_key(&lx->tok, "pid")) return 0;
+    int k = scalar(lx);
+    if (k < 0) return -1;
+    char *end = NULL;
+    long long v = k == 0 && lx->tok.len ? strtoll(lx->tok.data, &end, 10) : -1;
+    if (end && !*end) c->r->pid = v;
+    return 1;
+}
+
 static int read_rank(splitter *s, sp__jlex *lx)
 {
-    rank_out r = {.pid = -1, .world = s->h.world_size};
-    long rank = -1;
-    if (sp__jlex_expect(lx, '{') != 0) return -1;
-    if (sp__jlex_peek(lx) != '}') {
-        for (;;) {
-            if (sp__jlex_string(lx) != 0 || sp__jlex_expect(lx, ':') != 0) return -1;
-            const sp__buf *t = &lx->tok;
-            if (is_key(t, "header") && sp__jlex_peek(lx) == '{') {
-                if (read_header(s, lx, &r) != 0) return -1;
-                int more = sp__jlex_next(lx, '}');
-                if (more < 0) return -1;
-                if (!more) break;
-                continue;
-            }
-            int which = is_key(t, "rank")               ? 1
-                        : is_key(t, "world_size")       ? 2
-                        : is_key(t, "local_rank")       ? 3
-                        : is_key(t, "local_world_size") ? 4
-                        : is_key(t, "pid")              ? 5
-                        : is_key(t, "hostname")         ? 6
-                        : is_key(t, "job")              ? 7
-                        : is_key(t, "backend")          ? 8
-                                                        : 0;
-            int k = scalar(lx);
-            if (k < 0) return -1;
-            char *end = NULL;
-            long long v = k == 0 && t->len ? strtoll(t->data, &end, 10) : 0;
-            int num = k == 0 && end && !*end;
-            if (which == 1 && num) rank = (long)v;
-            if (which == 2 && num && v > 0) r.world = (long)v;
-            if (which == 3 && num && v >= 0) r.local_rank = (long)v, r.has_local = 1;
-            if (which == 4 && num && v > 0) r.local_world = (long)v, r.has_local_world = 1;
-            if (which == 5 && num) r.pid = v;
-            if (which == 6 && k == 1) copy_text(r.host, sizeof r.host, t);
-            if (which == 7 && k == 1) copy_text(r.job, sizeof r.job, t);
-            if (which == 8 && k == 1 && sp__dist_backend_ok(t->data)) copy_text(r.backend, sizeof r.backend, t);
-            int more = sp__jlex_next(lx, '}');
-            if (more < 0) return -1;
-            if (!more) break;
-        }
-    } else if (sp__jlex_expect(lx, '}') != 0) {
+    rank_out r = {.pid = -1};
+    r.h.world_size = s->h.world_size;
+    rank_ctx c = {s, &r};
+    if (sp__merge_read_dist(lx, &r.h, rank_key, &c) != 0) {
+        sp__free(r.keys);
         return -1;
     }
-    rank_out *o = slot(s, rank);
+    rank_out *o = r.h.has_rank ? slot(s, r.h.rank) : NULL;
     if (!o) {
         sp__free(r.keys);
         return s->failed ? -1 : 0;
@@ -308,17 +282,17 @@ static void copy_cut(char *dst, size_t size, const char *src)
     dst[n] = '\0';
 }
 
-static void set_meta(sp_result *r, long rank, const rank_out *o, const mg_header *h)
+static void set_meta(sp_result *r, long rank, const rank_out *o, const mg_header *job)
 {
     sp__span_meta *m = &r->meta;
+    const mg_header *h = o->seen ? &o->h : job;
     m->rank = rank;
-    m->world_size = o->world > 0 ? o->world : h->world_size;
-    if (m->world_size <= rank) m->world_size = rank + 1;
-    m->local_rank = o->has_local ? o->local_rank : rank;
-    m->local_world_size = o->has_local_world ? o->local_world : m->world_size;
-    copy_cut(m->hostname, sizeof m->hostname, o->host);
-    copy_cut(m->job, sizeof m->job, o->job[0] ? o->job : h->job);
-    const char *backend = o->backend[0] ? o->backend : h->backend;
+    m->world_size = h->world_size > rank ? h->world_size : rank + 1;
+    m->local_rank = o->seen ? h->local_rank : rank;
+    m->local_world_size = o->seen ? h->local_world_size : m->world_size;
+    copy_cut(m->hostname, sizeof m->hostname, o->seen ? h->hostname : "");
+    copy_cut(m->job, sizeof m->job, h->job[0] ? h->job : job->job);
+    const char *backend = h->backend[0] ? h->backend : job->backend;
     if (sp__dist_backend_ok(backend)) copy_cut(m->dist_backend, sizeof m->dist_backend, backend);
     if (o->pid >= 0) m->pid = o->pid;
 }
