@@ -53,10 +53,15 @@ def facts(path):
     """What a Chrome trace (stepprof's or torch.profiler's) holds of kernels,
     their operators and the API calls."""
     events = [e for e in load(path).get("traceEvents", []) if isinstance(e, dict)]
-    ops = {}
+    # Operators by External id, which links kernels to them; stepprof writes
+    # that id only in a span with CUDA records, so operators are counted apart.
+    ops, n_ops = {}, 0
     for e in events:
+        if e.get("ph") != "X" or e.get("cat") != "cpu_op":
+            continue
+        n_ops += 1
         ext = (e.get("args") or {}).get("External id")
-        if e.get("ph") == "X" and e.get("cat") == "cpu_op" and ext:
+        if ext:
             ops[ext] = e.get("name", "")
     kernels = [e for e in events if e.get("ph") == "X" and e.get("cat") == "kernel"]
     api = [e for e in events if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver")]
@@ -71,7 +76,7 @@ def facts(path):
     return {
         "kernels": len(kernels),
         "kernel_us": round(sum(float(k.get("dur", 0)) for k in kernels), 3),
-        "cpu_ops": len(ops),
+        "cpu_ops": n_ops,
         "mangled": sum(1 for n in names if n.startswith("_Z")),
         "at_native": sum(1 for n in names if "at::native" in n),
         "example_name": next((n for n in names if "at::native" in n), names[0] if names else ""),
