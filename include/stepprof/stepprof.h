@@ -849,12 +849,16 @@ SP_API sp_status sp_profiler_add_comm_info(sp_profiler *prof, const sp_comm_info
 SP_API sp_status sp_profiler_set_dist_backend(sp_profiler *prof, const char *backend);
 
 typedef enum sp_format {
-    SP_FORMAT_AUTO = 0, /* from the path: ".gz" -> JSON_GZ, otherwise JSON */
+    SP_FORMAT_AUTO = 0, /* from the path: ".gz" -> JSON_GZ, ".pftrace" ->
+                           PERFETTO, otherwise JSON */
     SP_FORMAT_JSON,     /* Chrome-trace JSON (Kineto dialect) */
     SP_FORMAT_JSON_GZ,  /* the same, gzip-compressed */
-    SP_FORMAT_PROTOBUF  /* paddle's NodeTreesProto (.paddle_trace.pb), as
+    SP_FORMAT_PROTOBUF, /* paddle's NodeTreesProto (.paddle_trace.pb), as
                            sp_result_export_protobuf writes it; never chosen by
                            AUTO when exporting */
+    SP_FORMAT_PERFETTO  /* Perfetto's protobuf trace (.pftrace): TrackEvents
+                           with interned names and incremental timestamps
+                           (docs/trace-format.md, "Perfetto traces") */
 } sp_format;
 
 /* Writes the most recent result to path (paddle's Profiler.export). The file
