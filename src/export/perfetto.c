@@ -600,7 +600,9 @@ typedef struct stream_key {
     uint64_t uuid;
 } stream_key;
 
-static void put_device_rec(pw *w, const sp__device_rec *d)
+/* A device record; its index among the result's keeps their order, which
+ * the streams' grouping loses. */
+static void put_device_rec(pw *w, const sp__device_rec *d, size_t index)
 {
     flush_ends(w, d->start_ns);
     unsigned k = pick_lane(w, 0, d->start_ns, d->end_ns);
@@ -610,6 +612,7 @@ static void put_device_rec(pw *w, const sp__device_rec *d)
     put_ann_uint(w, PF_A_DEVICE, d->device);
     put_ann_uint(w, PF_A_CONTEXT, d->context);
     put_ann_uint(w, PF_A_STREAM, d->stream);
+    put_ann_uint(w, PF_A_INDEX, index);
     if (d->type == SP_EVENT_KERNEL) {
         const sp__kernel_detail *kd = &d->detail.kernel;
         char text[64];
@@ -700,7 +703,7 @@ static void put_streams(pw *w, const stream_key *keys, size_t n, uint32_t first_
         for (size_t d = 0; d < w->r->device_count; d++) {
             const sp__device_rec *rec = &w->r->devices[d];
             if (rec->device == keys[k].device && rec->stream == keys[k].stream)
-                put_device_rec(w, rec);
+                put_device_rec(w, rec, d);
         }
         flush_ends(w, INT64_MAX);
     }

@@ -126,7 +126,8 @@
     X(PF_A_PLACE, "place")                                                                         \
     X(PF_A_MEM_TYPE, "memory event")                                                               \
     X(PF_A_PEAK_ALLOCATED, "peak allocated")                                                       \
-    X(PF_A_PEAK_RESERVED, "peak reserved")
+    X(PF_A_PEAK_RESERVED, "peak reserved")                                                        \
+    X(PF_A_INDEX, "stepprof index")
 
 #define PF__ANN_ENUM(id, text) id,
 typedef enum pf_annotation { PF_ANNOTATION_LIST(PF__ANN_ENUM) PF_A_COUNT } pf_annotation;

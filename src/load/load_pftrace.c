@@ -21,7 +21,7 @@
 #define MAX_PACKET ((uint64_t)256 << 20)
 #define MAX_SEQ 65536u
 #define MAX_IID (1u << 26)
-#define MAX_DEPTH 4096
+#define MAX_GPU_DEPTH 4096
 
 static const char *const annotation_names[] = {
 #define PF__ANN_TEXT(id, text) text,
@@ -102,16 +102,23 @@ typedef struct seq {
     table names, cats, anns;
 } seq;
 
-/* An open slice. */
+/* What a GPU record or runtime call carries beyond a host range. */
+typedef struct gpu_args {
+    uint64_t ann[PF_A_COUNT];
+    uint64_t have; /* bit per annotation read */
+    char grid[32], block[32];
+} gpu_args;
+
+/* An open slice: host ranges take this much, so a million nested ranges
+ * stay small; GPU records and runtime calls keep their args on the
+ * track's second stack (full set). */
 typedef struct slice {
     int64_t start;
     uint32_t name;
-    int type; /* sp_event_type */
-    uint32_t flags;
+    uint8_t type; /* sp_event_type */
+    uint8_t flags;
+    uint8_t full;
     double value;
-    uint64_t ann[PF_A_COUNT];
-    uint32_t have; /* bit per annotation < 32 read */
-    char grid[32], block[32];
 } slice;
 
 typedef struct track {
@@ -120,6 +127,8 @@ typedef struct track {
     uint32_t name; /* in the result's names; counter tracks' */
     slice *open;
     size_t depth, cap;
+    gpu_args *args; /* the open slices' with full set, innermost last */
+    size_t args_depth, args_cap;
 } track;
 
 typedef struct loader {
@@ -127,7 +136,7 @@ typedef struct loader {
     sp__builder b;
     seq *seqs; /* by sequence id */
     track *tracks;
-    size_t track_count, track_cap;
+    size_t track_count, track_cap, last_track;
     int have_meta, have_counters;
     sp_status status;
 } loader;
@@ -198,10 +207,17 @@ static int annotation_of(const char *name)
     return -1;
 }
 
+/* Events of a sequence are on its default track but for a few lanes, so
+ * the last track found is remembered. */
 static track *find_track(loader *l, uint64_t uuid)
 {
+    if (l->last_track < l->track_count && l->tracks[l->last_track].uuid == uuid)
+        return &l->tracks[l->last_track];
     for (size_t i = l->track_count; i-- > 0;)
-        if (l->tracks[i].uuid == uuid) return &l->tracks[i];
+        if (l->tracks[i].uuid == uuid) {
+            l->last_track = i;
+            return &l->tracks[i];
+        }
     return NULL;
 }
 
@@ -310,11 +326,11 @@ typedef struct tevent {
     double counter;
     uint64_t extra_values[2];
     size_t extra_count;
-    slice s; /* annotations land here */
+    gpu_args s; /* annotations land here */
     cur anns; /* the event's bytes, for metadata events' annotations */
 } tevent;
 
-static sp_status read_annotation(loader *l, seq *s, cur c, slice *out)
+static sp_status read_annotation(loader *l, seq *s, cur c, gpu_args *out)
 {
     uint32_t f;
     unsigned wire;
@@ -337,7 +353,7 @@ static sp_status read_annotation(loader *l, seq *s, cur c, slice *out)
     }
     if (which < 0) return SP_OK;
     out->ann[which] = value;
-    if (which < 32) out->have |= 1u << which;
+    out->have |= (uint64_t)1 << which;
     if (is_str) {
         size_t n = (size_t)(str.end - str.p);
         char *dst = which == PF_A_GRID ? out->grid : which == PF_A_BLOCK ? out->block : NULL;
@@ -463,22 +479,22 @@ static unsigned parse3(const char *s, uint32_t out[3])
 }
 
 /* A closed slice becomes a host range, a runtime call or a device record. */
-static sp_status close_slice(loader *l, track *tr, const slice *s, int64_t end)
+static sp_status close_slice(loader *l, track *tr, const slice *sl, const gpu_args *s, int64_t end)
 {
     track *th = thread_of(l, tr);
-    if (s->type == SP_EVENT_KERNEL || s->type == SP_EVENT_MEMCPY || s->type == SP_EVENT_MEMSET) {
-        sp__device_rec *d = sp__builder_device(&l->b, UINT64_MAX);
+    if (sl->type == SP_EVENT_KERNEL || sl->type == SP_EVENT_MEMCPY || sl->type == SP_EVENT_MEMSET) {
+        sp__device_rec *d = sp__builder_device(&l->b, (s->have & ((uint64_t)1 << PF_A_INDEX)) ? s->ann[PF_A_INDEX] : UINT64_MAX);
         if (!d) return nomem(l);
-        d->start_ns = s->start;
+        d->start_ns = sl->start;
         d->end_ns = end;
-        d->type = (uint8_t)s->type;
-        d->name = s->name;
+        d->type = (uint8_t)sl->type;
+        d->name = sl->name;
         d->correlation = (uint32_t)s->ann[PF_A_CORRELATION];
         d->device = (uint32_t)s->ann[PF_A_DEVICE];
         d->context = (uint32_t)s->ann[PF_A_CONTEXT];
         d->stream = (uint32_t)s->ann[PF_A_STREAM];
         d->bytes = s->ann[PF_A_BYTES];
-        if (s->type == SP_EVENT_KERNEL) {
+        if (sl->type == SP_EVENT_KERNEL) {
             sp__kernel_detail *k = &d->detail.kernel;
             parse3(s->grid, k->grid);
             parse3(s->block, k->block);
@@ -489,7 +505,7 @@ static sp_status close_slice(loader *l, track *tr, const slice *s, int64_t end)
             k->local_total = (uint32_t)s->ann[PF_A_LOCAL_TOTAL];
             k->queued_ns = s->ann[PF_A_QUEUED];
             k->submitted_ns = s->ann[PF_A_SUBMITTED];
-        } else if (s->type == SP_EVENT_MEMCPY) {
+        } else if (sl->type == SP_EVENT_MEMCPY) {
             d->detail.copy.copy_kind = (uint8_t)(s->ann[PF_A_COPY_KIND] < SP__GPU_COPY_KINDS ? s->ann[PF_A_COPY_KIND] : 0);
             d->detail.copy.src_kind = (uint8_t)(s->ann[PF_A_SRC_KIND] < SP__GPU_MEMORY_KINDS ? s->ann[PF_A_SRC_KIND] : 0);
             d->detail.copy.dst_kind = (uint8_t)(s->ann[PF_A_DST_KIND] < SP__GPU_MEMORY_KINDS ? s->ann[PF_A_DST_KIND] : 0);
@@ -502,12 +518,12 @@ static sp_status close_slice(loader *l, track *tr, const slice *s, int64_t end)
     if (!th) return bad(l, "a slice on a track of no thread");
     sp__thread *t = sp__builder_thread(&l->b, th->tid);
     if (!t) return nomem(l);
-    if (s->type == SP_EVENT_CUDA_RUNTIME) {
+    if (sl->type == SP_EVENT_CUDA_RUNTIME) {
         sp__runtime *rt = sp__builder_runtime(&l->b, t);
         if (!rt) return nomem(l);
-        rt->start_ns = s->start;
+        rt->start_ns = sl->start;
         rt->end_ns = end;
-        rt->name = s->name;
+        rt->name = sl->name;
         rt->correlation = (uint32_t)s->ann[PF_A_CORRELATION];
         rt->cbid = (uint32_t)s->ann[PF_A_CBID];
         rt->driver = s->ann[PF_A_DRIVER] != 0;
@@ -515,12 +531,12 @@ static sp_status close_slice(loader *l, track *tr, const slice *s, int64_t end)
     }
     sp__event *e = sp__builder_event(&l->b, t);
     if (!e) return nomem(l);
-    e->start_ns = s->start;
+    e->start_ns = sl->start;
     e->end_ns = end;
-    e->name = s->name;
-    e->type = (uint8_t)s->type;
-    e->flags = (uint8_t)s->flags;
-    e->value = s->value;
+    e->name = sl->name;
+    e->type = (uint8_t)sl->type;
+    e->flags = (uint8_t)sl->flags;
+    e->value = sl->value;
     return SP_OK;
 }
 
@@ -627,10 +643,10 @@ static sp_status add_mem(loader *l, track *tr, const tevent *te, int64_t ts)
     sp__thread *t = sp__builder_thread(&l->b, th->tid);
     sp__mem_event *m = t ? sp__builder_mem(&l->b, t) : NULL;
     if (!m) return nomem(l);
-    const slice *s = &te->s;
+    const gpu_args *s = &te->s;
     m->ts_ns = ts;
     m->type = (uint8_t)(s->ann[PF_A_MEM_TYPE] <= SP_MEM_RESERVED_FREE ? s->ann[PF_A_MEM_TYPE] : 0);
-    m->place = (s->have & (1u << PF_A_PLACE)) ? (uint32_t)s->ann[PF_A_PLACE]
+    m->place = (s->have & ((uint64_t)1 << PF_A_PLACE)) ? (uint32_t)s->ann[PF_A_PLACE]
                                               : sp__names_from_bytes(&l->b.r->names, "", 0);
     m->addr = s->ann[PF_A_ADDR];
     m->bytes = (int64_t)s->ann[PF_A_MEM_BYTES];
@@ -659,7 +675,12 @@ static sp_status handle_event(loader *l, seq *s, cur c, int64_t ts)
     if (te.type == PF_TYPE_SLICE_END) {
         if (!tr->depth) return bad(l, "a slice end with no slice open");
         slice sl = tr->open[--tr->depth];
-        return close_slice(l, tr, &sl, ts);
+        const gpu_args *args = &te.s;
+        if (sl.full) {
+            if (!tr->args_depth) return bad(l, "a slice end with no slice open");
+            args = &tr->args[--tr->args_depth];
+        }
+        return close_slice(l, tr, &sl, args, ts);
     }
     int type = te.cat >= 0 ? te.cat : SP_EVENT_USER_DEFINED;
     if (te.type == PF_TYPE_COUNTER) {
@@ -678,32 +699,45 @@ static sp_status handle_event(loader *l, seq *s, cur c, int64_t ts)
     if (te.type == PF_TYPE_INSTANT && type == SP_EVENT_TYPE_COUNT) return add_mem(l, tr, &te, ts);
     if (type >= SP_EVENT_TYPE_COUNT) type = SP_EVENT_USER_DEFINED;
     if (!te.has_name) return bad(l, "an event without a name");
-    slice *sl = &te.s;
-    sl->start = ts;
-    sl->type = type;
-    sl->name = type == SP_EVENT_KERNEL || type == SP_EVENT_MEMCPY || type == SP_EVENT_MEMSET ||
-                       type == SP_EVENT_CUDA_RUNTIME
-                   ? sp__names_from_bytes(&l->b.r->names, (const char *)te.name.p, (size_t)(te.name.end - te.name.p))
-                   : recorded_name(l, type, te.name);
-    sl->flags = (uint32_t)sl->ann[PF_A_FLAGS] & PF_KEPT_FLAGS;
-    if (sl->have & (1u << PF_A_NUM_SAMPLES)) {
-        sl->flags |= SP_EVENT_FLAG_SAMPLES;
-        memcpy(&sl->value, &sl->ann[PF_A_NUM_SAMPLES], sizeof sl->value);
+    slice sl;
+    memset(&sl, 0, sizeof sl);
+    sl.start = ts;
+    sl.type = (uint8_t)type;
+    sl.full = type == SP_EVENT_KERNEL || type == SP_EVENT_MEMCPY || type == SP_EVENT_MEMSET ||
+              type == SP_EVENT_CUDA_RUNTIME;
+    sl.name = sl.full ? sp__names_from_bytes(&l->b.r->names, (const char *)te.name.p,
+                                             (size_t)(te.name.end - te.name.p))
+                      : recorded_name(l, type, te.name);
+    sl.flags = (uint8_t)(te.s.ann[PF_A_FLAGS] & PF_KEPT_FLAGS);
+    if (te.s.have & ((uint64_t)1 << PF_A_NUM_SAMPLES)) {
+        sl.flags |= SP_EVENT_FLAG_SAMPLES;
+        memcpy(&sl.value, &te.s.ann[PF_A_NUM_SAMPLES], sizeof sl.value);
     }
     if (te.type == PF_TYPE_INSTANT) {
-        sl->flags |= SP_EVENT_FLAG_INSTANT;
-        return close_slice(l, tr, sl, ts);
+        if (sl.full) return bad(l, "a GPU record as an instant");
+        sl.flags |= SP_EVENT_FLAG_INSTANT;
+        return close_slice(l, tr, &sl, &te.s, ts);
     }
     if (te.type != PF_TYPE_SLICE_BEGIN) return bad(l, "an event of a type stepprof never writes");
     if (tr->depth == tr->cap) {
-        if (tr->cap >= MAX_DEPTH) return bad(l, "slices nested too deep");
         size_t cap = tr->cap ? tr->cap * 2 : 16;
         slice *g = sp__realloc(tr->open, sizeof *g * cap);
         if (!g) return nomem(l);
         tr->open = g;
         tr->cap = cap;
     }
-    tr->open[tr->depth++] = *sl;
+    if (sl.full) {
+        if (tr->args_depth == tr->args_cap) {
+            if (tr->args_cap >= MAX_GPU_DEPTH) return bad(l, "GPU records nested too deep");
+            size_t cap = tr->args_cap ? tr->args_cap * 2 : 4;
+            gpu_args *g = sp__realloc(tr->args, sizeof *g * cap);
+            if (!g) return nomem(l);
+            tr->args = g;
+            tr->args_cap = cap;
+        }
+        tr->args[tr->args_depth++] = te.s;
+    }
+    tr->open[tr->depth++] = sl;
     return SP_OK;
 }
 
@@ -891,7 +925,10 @@ sp_status sp__load_pftrace(FILE *f, const char *path, const sp_load_options *opt
         for (size_t i = 0; i < MAX_SEQ; i++)
             if (l.seqs[i].used) seq_reset(&l.seqs[i]);
     sp__free(l.seqs);
-    for (size_t i = 0; i < l.track_count; i++) sp__free(l.tracks[i].open);
+    for (size_t i = 0; i < l.track_count; i++) {
+        sp__free(l.tracks[i].open);
+        sp__free(l.tracks[i].args);
+    }
     sp__free(l.tracks);
     sp_status s = l.status;
     if (s == SP_OK) s = sp__builder_finish(&l.b, l.have_counters, path, out);
