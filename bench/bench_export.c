@@ -9,6 +9,8 @@
  *             span is recorded for each trial, and only stop is timed
  *   json      sp_result_export(SP_FORMAT_JSON) to /tmp (deleted after)
  *   json.gz   the same with SP_FORMAT_JSON_GZ
+ *   pftrace   the same with SP_FORMAT_PERFETTO, and its size against the
+ *             JSON's of the same span
  *   memory    the result's own heap per event: every thread's event array
  *             as allocated (cap * sizeof(sp__event)) plus the name table
  *             (bytes, offsets, fixes, hash slots); "used" counts only
@@ -217,6 +219,8 @@ int main(void)
     double json_bytes, gz_bytes;
     stats json = measure_export(r, SP_FORMAT_JSON, ".json", &json_bytes);
     stats gz = measure_export(r, SP_FORMAT_JSON_GZ, ".json.gz", &gz_bytes);
+    double pf_bytes;
+    stats pf = measure_export(r, SP_FORMAT_PERFETTO, ".pftrace", &pf_bytes);
 
     double ev = (double)events;
     double stop_rate = ev / stop.median, json_rate = ev / json.median, gz_rate = ev / gz.median;
@@ -230,10 +234,13 @@ int main(void)
     row("stop (collect)", stop, ev, ">= 20 M events/s", stop_rate >= 20e6);
     row("export json", json, ev, ">= 5 M events/s", json_rate >= 5e6);
     row("export json.gz", gz, ev, "(report)", 1);
+    row("export pftrace", pf, ev, ">= 10 M events/s", ev / pf.median >= 10e6);
     printf("%-22s %8s %8s %8s %10s  %-26s %s\n", "export protobuf", "n/a", "n/a", "n/a", "n/a",
            ">= 5 M events/s", "n/a");
     printf("\n%-40s %10.1f  %-26s %s\n", "json bytes per event", json_bpe, "<= 100", verdict(json_bpe <= 100));
     printf("%-40s %10.1f  %-26s %s\n", "json.gz bytes per event", gz_bpe, "(report)", "");
+    printf("%-40s %10.1f  %-26s %s\n", "pftrace bytes per event", pf_bytes / ev, "<= json's / 5",
+           verdict(pf_bytes > 0 && json_bytes / pf_bytes >= 5));
     printf("%-40s %10.1f  %-26s %s\n", "result bytes per event (allocated)", mem_bpe, "<= 64",
            verdict(mem_bpe <= 64));
     printf("%-40s %10.1f\n", "result bytes per event (used)", used / ev);
@@ -248,6 +255,9 @@ int main(void)
     printf("metric json_bytes_per_event %.2f bytes\n", json_bpe);
     printf("metric json_gz_events_per_s %.0f events/s\n", gz_rate);
     printf("metric json_gz_bytes_per_event %.2f bytes\n", gz_bpe);
+    printf("metric pftrace_events_per_s %.0f events/s\n", ev / pf.median);
+    printf("metric pftrace_bytes_per_event %.2f bytes\n", pf_bytes / ev);
+    printf("metric pftrace_json_size_ratio %.2f x\n", pf_bytes > 0 ? json_bytes / pf_bytes : 0.0);
     printf("metric result_bytes_per_event %.2f bytes\n", mem_bpe);
     printf("metric result_used_bytes_per_event %.2f bytes\n", used / ev);
     printf("metric rss_delta_stop_bytes_per_event %.2f bytes\n", rss_delta / ev);

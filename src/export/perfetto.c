@@ -77,10 +77,14 @@ typedef struct pw {
     int64_t last_ns;
     uint64_t order;
     /* interning, per sequence: iid per (name id, spelling) and per category */
-    uint32_t *name_iid; /* 3 * names.count, 0: not interned yet */
+    uint32_t *name_iid; /* SPELLINGS * names.count, 0: not interned yet */
     uint32_t *used;     /* the name_iid slots set in this sequence */
     size_t used_count, used_cap;
-    uint32_t next_iid;
+    uint32_t next_iid, next_str_iid;
+    struct display {
+        uint32_t key, iid;
+    } display[64];
+    size_t display_count;
     uint32_t cat_iid[SP_EVENT_TYPE_COUNT + 2];
     uint8_t ann_done[PF_A_COUNT];
     uint32_t fixed_iid[2]; /* "[memory]", "[reserved memory]" */
@@ -162,35 +166,53 @@ static void intern(pw *w, uint32_t field, uint32_t iid, const char *text, size_t
     sp__pb_put_bytes(&w->interned, field, m->data, m->len);
 }
 
-/* The spelling of a recorded name in the file: the JSON's (trace-format.md
- * §6), so Perfetto shows torch's step names; 0 as recorded, 1 a step
- * (ProfileStep#N -> ProfilerStep#N), 2 a Dataloader range wrapped as
- * enumerate(DataLoader)#X.__next__, 3 a reserved name taken by another
- * type ("user:" before it). */
+/* The spellings of a recorded name in the file: the JSON's (trace-format.md
+ * §6 and §7), so Perfetto shows what torch's traces show. */
+enum {
+    AS_RECORDED,    /* most names */
+    AS_STEP,        /* ProfileStep#N -> ProfilerStep#N */
+    AS_DATALOADER,  /* X -> enumerate(DataLoader)#X.__next__ */
+    AS_RESERVED,    /* a step's name taken by another type: "user:" before it */
+    AS_RUNTIME,     /* a runtime call without its _vNNNN suffix */
+    AS_ANNOTATION,  /* as recorded, as an interned annotation string */
+    SPELLINGS
+};
+
 static int spelling(uint8_t type, const char *name)
 {
     size_t len = strlen(name);
-    if (type == SP_EVENT_PROFILE_STEP) return strncmp(name, "ProfileStep#", 12) == 0 ? 1 : 0;
-    if (strncmp(name, "ProfilerStep", 12) == 0 || strncmp(name, "ProfileStep#", 12) == 0) return 3;
+    if (type == SP_EVENT_CUDA_RUNTIME) return AS_RUNTIME;
+    if (type == SP_EVENT_PROFILE_STEP) return strncmp(name, "ProfileStep#", 12) == 0 ? AS_STEP : AS_RECORDED;
+    if (strncmp(name, "ProfilerStep", 12) == 0 || strncmp(name, "ProfileStep#", 12) == 0) return AS_RESERVED;
     if (type == SP_EVENT_DATALOADER &&
         !(strncmp(name, "enumerate(DataLoader)#", 22) == 0 && len >= 9 &&
           strcmp(name + len - 9, ".__next__") == 0))
-        return 2;
-    return 0;
+        return AS_DATALOADER;
+    return AS_RECORDED;
+}
+
+/* The length of a runtime call's name without its _vNNNN suffix. */
+static size_t runtime_len(const char *name)
+{
+    size_t n = strlen(name);
+    const char *v = strrchr(name, '_');
+    size_t digits = v && v[1] == 'v' ? strspn(v + 2, "0123456789") : 0;
+    return digits && v[2 + digits] == '\0' ? (size_t)(v - name) : n;
 }
 
 static void intern_spelled(pw *w, uint32_t iid, int how, const char *name)
 {
-    if (how == 0) {
-        intern(w, PF_INTERNED_NAMES, iid, name, strlen(name));
+    if (how == AS_RECORDED || how == AS_RUNTIME || how == AS_ANNOTATION) {
+        intern(w, how == AS_ANNOTATION ? PF_INTERNED_ANNOTATION_STRINGS : PF_INTERNED_NAMES, iid,
+               name, how == AS_RUNTIME ? runtime_len(name) : strlen(name));
         return;
     }
     sp__buf s;
     sp__buf_init(&s);
-    if (how == 1) {
+    if (how == AS_STEP) {
         sp__buf_puts(&s, "ProfilerStep#");
         sp__buf_puts(&s, name + 12);
-    } else if (how == 2) {
+    } else if (how == AS_DATALOADER) {
         sp__buf_puts(&s, "enumerate(DataLoader)#");
         sp__buf_puts(&s, name);
         sp__buf_puts(&s, ".__next__");
@@ -203,21 +225,14 @@ static void intern_spelled(pw *w, uint32_t iid, int how, const char *name)
     sp__buf_fini(&s);
 }
 
-/* The iid of name id for an event of this type, interned on first use. */
-static uint32_t name_iid(pw *w, uint32_t id, uint8_t type)
+/* The iid of name id spelled how, interned on first use in the sequence. */
+static uint32_t spelled_iid(pw *w, uint32_t id, int how)
 {
-    const char *name = sp__result_name(w->r, id);
-    int how = 0;
-    /* Only these can be spelled otherwise; most names take the fast way. */
-    if (type == SP_EVENT_PROFILE_STEP || type == SP_EVENT_DATALOADER ||
-        (name[0] == 'P' && strncmp(name, "Profile", 7) == 0))
-        how = spelling(type, name);
-    size_t slot = (size_t)(how == 3 ? 0 : how) * w->r->names.count + id;
-    if (how == 3) slot = 3 * (size_t)w->r->names.count; /* never cached: rare */
-    if (slot < 3 * (size_t)w->r->names.count && w->name_iid[slot]) return w->name_iid[slot];
-    uint32_t iid = w->next_iid++;
-    intern_spelled(w, iid, how, name);
-    if (slot < 3 * (size_t)w->r->names.count) {
+    size_t slot = (size_t)how * w->r->names.count + id;
+    if (id < w->r->names.count && w->name_iid[slot]) return w->name_iid[slot];
+    uint32_t iid = how == AS_ANNOTATION ? w->next_str_iid++ : w->next_iid++;
+    intern_spelled(w, iid, how, sp__result_name(w->r, id));
+    if (id < w->r->names.count) {
         if (w->used_count == w->used_cap) {
             uint32_t *u = grow(w, w->used, &w->used_cap, sizeof *u);
             if (!u) return iid;
@@ -226,6 +241,31 @@ static uint32_t name_iid(pw *w, uint32_t id, uint8_t type)
         w->used[w->used_count++] = (uint32_t)slot;
         w->name_iid[slot] = iid;
     }
+    return iid;
+}
+
+/* The iid of name id for an event of this type. */
+static uint32_t name_iid(pw *w, uint32_t id, uint8_t type)
+{
+    const char *name = sp__result_name(w->r, id);
+    /* Only these can be spelled otherwise; most names take the fast way. */
+    int how = type == SP_EVENT_PROFILE_STEP || type == SP_EVENT_DATALOADER ||
+                      type == SP_EVENT_CUDA_RUNTIME || (name[0] == 'P' && strncmp(name, "Profile", 7) == 0)
+                  ? spelling(type, name)
+                  : AS_RECORDED;
+    return spelled_iid(w, id, how);
+}
+
+/* The iid of a name that is no recorded name (a copy's or a memset's, as
+ * the JSON gives it), from a small per-sequence cache under key. */
+static uint32_t display_iid(pw *w, uint32_t key, const char *text)
+{
+    for (size_t k = 0; k < w->display_count; k++)
+        if (w->display[k].key == key) return w->display[k].iid;
+    uint32_t iid = w->next_iid++;
+    intern(w, PF_INTERNED_NAMES, iid, text, strlen(text));
+    if (w->display_count < sizeof w->display / sizeof *w->display)
+        w->display[w->display_count++] = (struct display){key, iid};
     return iid;
 }
 
@@ -296,6 +336,17 @@ static void put_ann_str(pw *w, pf_annotation a, const char *s)
     sp__pb_put_uint(m, PF_ANN_NAME_IID, (uint64_t)a + 1);
     sp__pb_put_str(m, PF_ANN_STRING, s);
     sp__pb_put_bytes(&w->te, PF_TE_DEBUG_ANNOTATIONS, m->data, m->len);
+}
+
+/* The recorded name as an annotation, when the name shown differs. */
+static void put_ann_recorded(pw *w, uint32_t id)
+{
+    ann_name(w, PF_A_RECORDED);
+    uint32_t iid = spelled_iid(w, id, AS_ANNOTATION);
+    uint8_t m[2 * (SP__PB_VARINT_MAX + 2)];
+    uint8_t *p = sp__pb_uint_at(m, PF_ANN_NAME_IID, (uint64_t)PF_A_RECORDED + 1);
+    p = sp__pb_uint_at(p, PF_ANN_STRING_IID, iid);
+    sp__pb_put_bytes(&w->te, PF_TE_DEBUG_ANNOTATIONS, m, (size_t)(p - m));
 }
 
 /* The TrackEvent head: type, then name and category unless 0. */
@@ -386,6 +437,8 @@ static void begin_sequence(pw *w, uint32_t seq, int64_t t0, uint64_t track)
     for (size_t i = 0; i < w->used_count; i++) w->name_iid[w->used[i]] = 0;
     w->used_count = 0;
     w->next_iid = 1;
+    w->next_str_iid = 1;
+    w->display_count = 0;
     memset(w->cat_iid, 0, sizeof w->cat_iid);
     memset(w->ann_done, 0, sizeof w->ann_done);
     memset(w->fixed_iid, 0, sizeof w->fixed_iid);
@@ -541,6 +594,8 @@ static void put_runtime(pw *w, size_t i, const sp__runtime *rt, int launched)
     put_ann_uint(w, PF_A_CORRELATION, rt->correlation);
     put_ann_uint(w, PF_A_CBID, rt->cbid);
     if (rt->driver) put_ann_uint(w, PF_A_DRIVER, 1);
+    const char *name = sp__result_name(w->r, rt->name);
+    if (runtime_len(name) != strlen(name)) put_ann_recorded(w, rt->name);
     if (launched) sp__pb_put_fixed64(&w->te, PF_TE_FLOW_IDS, rt->correlation + 1ull);
     put_packet(w, rt->start_ns, NULL);
     heap_push(w, rt->end_ns, track);
@@ -607,7 +662,30 @@ static void put_device_rec(pw *w, const sp__device_rec *d, size_t index)
     flush_ends(w, d->start_ns);
     unsigned k = pick_lane(w, 0, d->start_ns, d->end_ns);
     uint64_t track = k ? lane_track(w, SIZE_MAX, k) : 0;
-    te_head(w, PF_TYPE_SLICE_BEGIN, name_iid(w, d->name, d->type), cat_iid(w, d->type), track);
+    int recorded_differs = 0;
+    uint32_t name;
+    if (d->type == SP_EVENT_KERNEL) {
+        name = name_iid(w, d->name, d->type);
+    } else {
+        char text[96], recorded[48];
+        if (d->type == SP_EVENT_MEMCPY) {
+            const sp__copy_detail *c = &d->detail.copy;
+            snprintf(text, sizeof text, "Memcpy %s (%s -> %s)", sp__gpu_copy_kind_name(c->copy_kind),
+                     sp__gpu_memory_kind_name(c->src_kind), sp__gpu_memory_kind_name(c->dst_kind));
+            snprintf(recorded, sizeof recorded, "MEMCPY_%s", sp__gpu_copy_kind_name(c->copy_kind));
+        } else {
+            snprintf(text, sizeof text, "Memset (%s)", sp__gpu_memory_kind_name(d->detail.set.memory_kind));
+            snprintf(recorded, sizeof recorded, "MEMSET");
+        }
+        uint32_t key = d->type == SP_EVENT_MEMCPY
+                           ? 1u << 24 | (uint32_t)d->detail.copy.copy_kind << 16 |
+                                 (uint32_t)d->detail.copy.src_kind << 8 | d->detail.copy.dst_kind
+                           : 2u << 24 | d->detail.set.memory_kind;
+        name = display_iid(w, key, text);
+        recorded_differs = strcmp(recorded, sp__result_name(w->r, d->name)) != 0;
+    }
+    te_head(w, PF_TYPE_SLICE_BEGIN, name, cat_iid(w, d->type), track);
+    if (recorded_differs) put_ann_recorded(w, d->name);
     put_ann_uint(w, PF_A_CORRELATION, d->correlation);
     put_ann_uint(w, PF_A_DEVICE, d->device);
     put_ann_uint(w, PF_A_CONTEXT, d->context);
@@ -790,7 +868,7 @@ sp_status sp__export_perfetto(const sp_result *r, const char *path)
     sp__buf_init(&w.te);
     sp__buf_init(&w.interned);
     sp__buf_init(&w.ann);
-    w.name_iid = sp__alloc(sizeof *w.name_iid * (3 * (size_t)r->names.count + 1));
+    w.name_iid = sp__alloc(sizeof *w.name_iid * (SPELLINGS * (size_t)r->names.count + 1));
     w.next_uuid = (uint64_t)1 << 40;
     uint8_t **launched = w.name_iid ? launched_calls(&w) : NULL;
     size_t nkeys = 0;

@@ -55,6 +55,7 @@
 #define PF_INTERNED_CATEGORIES 1
 #define PF_INTERNED_NAMES 2
 #define PF_INTERNED_ANNOTATION_NAMES 3
+#define PF_INTERNED_ANNOTATION_STRINGS 29 /* InternedString: iid 1, str 2 */
 #define PF_INTERNED_IID 1
 #define PF_INTERNED_NAME 2
 /* DebugAnnotation */
@@ -64,6 +65,7 @@
 #define PF_ANN_DOUBLE 5
 #define PF_ANN_STRING 6
 #define PF_ANN_NAME 10
+#define PF_ANN_STRING_IID 17
 /* TrackDescriptor, ProcessDescriptor, ThreadDescriptor, CounterDescriptor */
 #define PF_TRACK_UUID 1
 #define PF_TRACK_NAME 2
@@ -127,7 +129,8 @@
     X(PF_A_MEM_TYPE, "memory event")                                                               \
     X(PF_A_PEAK_ALLOCATED, "peak allocated")                                                       \
     X(PF_A_PEAK_RESERVED, "peak reserved")                                                        \
-    X(PF_A_INDEX, "stepprof index")
+    X(PF_A_INDEX, "stepprof index")                                                               \
+    X(PF_A_RECORDED, "recorded name")
 
 #define PF__ANN_ENUM(id, text) id,
 typedef enum pf_annotation { PF_ANNOTATION_LIST(PF__ANN_ENUM) PF_A_COUNT } pf_annotation;

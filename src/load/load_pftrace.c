@@ -99,7 +99,7 @@ typedef struct seq {
     int64_t last_ns;
     int incremental;
     uint64_t track;
-    table names, cats, anns;
+    table names, cats, anns, strs;
 } seq;
 
 /* What a GPU record or runtime call carries beyond a host range. */
@@ -295,7 +295,8 @@ static sp_status read_interned(loader *l, seq *s, cur c)
     while (c.p < c.end) {
         if (next_field(&c, &f, &wire, &v, &sub) != 0) return bad(l, "broken interned data");
         if (wire != SP__PB_LEN ||
-            (f != PF_INTERNED_CATEGORIES && f != PF_INTERNED_NAMES && f != PF_INTERNED_ANNOTATION_NAMES))
+            (f != PF_INTERNED_CATEGORIES && f != PF_INTERNED_NAMES && f != PF_INTERNED_ANNOTATION_NAMES &&
+             f != PF_INTERNED_ANNOTATION_STRINGS))
             continue;
         uint64_t iid = 0;
         cur text = {sub.p, sub.p};
@@ -306,7 +307,10 @@ static sp_status read_interned(loader *l, seq *s, cur c)
             if (g == PF_INTERNED_IID && wire == SP__PB_VARINT) iid = v;
             if (g == PF_INTERNED_NAME && wire == SP__PB_LEN) text = inner;
         }
-        table *t = f == PF_INTERNED_CATEGORIES ? &s->cats : f == PF_INTERNED_NAMES ? &s->names : &s->anns;
+        table *t = f == PF_INTERNED_CATEGORIES ? &s->cats
+                   : f == PF_INTERNED_NAMES    ? &s->names
+                   : f == PF_INTERNED_ANNOTATION_NAMES ? &s->anns
+                                                       : &s->strs;
         int rc = table_set(t, iid, &text, 0);
         if (rc == -1) return bad(l, "an interned id out of range");
         if (rc == -2) return nomem(l);
@@ -349,6 +353,12 @@ static sp_status read_annotation(loader *l, seq *s, cur c, gpu_args *out)
         } else if (f == PF_ANN_STRING && wire == SP__PB_LEN) {
             str = sub;
             is_str = 1;
+        } else if (f == PF_ANN_STRING_IID && wire == SP__PB_VARINT) {
+            const entry *e = table_get(&s->strs, v);
+            if (!e) return bad(l, "an annotation string that was never interned");
+            str.p = (const uint8_t *)e->text;
+            str.end = str.p + strlen(e->text);
+            is_str = 1;
         }
     }
     if (which < 0) return SP_OK;
@@ -361,7 +371,7 @@ static sp_status read_annotation(loader *l, seq *s, cur c, gpu_args *out)
             if (n > 31) n = 31;
             memcpy(dst, str.p, n);
             dst[n] = '\0';
-        } else if (which == PF_A_PLACE) {
+        } else if (which == PF_A_PLACE || which == PF_A_RECORDED) {
             out->ann[which] = sp__names_from_bytes(&l->b.r->names, (const char *)str.p, n);
         }
     }
@@ -489,6 +499,8 @@ static sp_status close_slice(loader *l, track *tr, const slice *sl, const gpu_ar
         d->end_ns = end;
         d->type = (uint8_t)sl->type;
         d->name = sl->name;
+        int recorded = (s->have & ((uint64_t)1 << PF_A_RECORDED)) != 0;
+        if (recorded) d->name = (uint32_t)s->ann[PF_A_RECORDED];
         d->correlation = (uint32_t)s->ann[PF_A_CORRELATION];
         d->device = (uint32_t)s->ann[PF_A_DEVICE];
         d->context = (uint32_t)s->ann[PF_A_CONTEXT];
@@ -509,9 +521,15 @@ static sp_status close_slice(loader *l, track *tr, const slice *sl, const gpu_ar
             d->detail.copy.copy_kind = (uint8_t)(s->ann[PF_A_COPY_KIND] < SP__GPU_COPY_KINDS ? s->ann[PF_A_COPY_KIND] : 0);
             d->detail.copy.src_kind = (uint8_t)(s->ann[PF_A_SRC_KIND] < SP__GPU_MEMORY_KINDS ? s->ann[PF_A_SRC_KIND] : 0);
             d->detail.copy.dst_kind = (uint8_t)(s->ann[PF_A_DST_KIND] < SP__GPU_MEMORY_KINDS ? s->ann[PF_A_DST_KIND] : 0);
+            if (!recorded) {
+                char text[48];
+                snprintf(text, sizeof text, "MEMCPY_%s", sp__gpu_copy_kind_name(d->detail.copy.copy_kind));
+                d->name = sp__names_from_bytes(&l->b.r->names, text, strlen(text));
+            }
         } else {
             d->detail.set.memory_kind = (uint8_t)(s->ann[PF_A_MEMORY_KIND] < SP__GPU_MEMORY_KINDS ? s->ann[PF_A_MEMORY_KIND] : 0);
             d->detail.set.value = (uint32_t)s->ann[PF_A_VALUE];
+            if (!recorded) d->name = sp__names_from_bytes(&l->b.r->names, "MEMSET", 6);
         }
         return SP_OK;
     }
@@ -523,7 +541,7 @@ static sp_status close_slice(loader *l, track *tr, const slice *sl, const gpu_ar
         if (!rt) return nomem(l);
         rt->start_ns = sl->start;
         rt->end_ns = end;
-        rt->name = sl->name;
+        rt->name = (s->have & ((uint64_t)1 << PF_A_RECORDED)) ? (uint32_t)s->ann[PF_A_RECORDED] : sl->name;
         rt->correlation = (uint32_t)s->ann[PF_A_CORRELATION];
         rt->cbid = (uint32_t)s->ann[PF_A_CBID];
         rt->driver = s->ann[PF_A_DRIVER] != 0;
@@ -791,6 +809,7 @@ static void seq_reset(seq *s)
     table_fini(&s->names);
     table_fini(&s->cats);
     table_fini(&s->anns);
+    table_fini(&s->strs);
     s->incremental = 0;
     s->track = 0;
     s->last_ns = 0;
