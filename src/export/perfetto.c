@@ -154,7 +154,41 @@ static void put_packet(pw *w, int64_t ts, const sp__buf *body_extra)
     w->b->len = (size_t)((char *)p - w->b->data);
     w->te.len = 0;
     w->interned.len = 0;
-    sp__out_maybe_flush(w->out);
+}
+
+/* The common packet, a TrackEvent of under 128 bytes (te) with nothing
+ * interned, written straight into the output: most events are two of
+ * these, so they skip the general path's buffers. */
+static void put_small_packet(pw *w, int64_t ts, const uint8_t *te, size_t te_len)
+{
+    if (w->interned.len || te_len >= 128) {
+        sp__buf_append(&w->te, te, te_len);
+        put_packet(w, ts, NULL);
+        return;
+    }
+    if (ts < w->last_ns) ts = w->last_ns;
+    uint64_t delta = (uint64_t)(ts - w->last_ns);
+    w->last_ns = ts;
+    sp__buf *b = w->b;
+    if (b->cap - b->len < 64 + te_len && sp__buf_reserve(b, 64 + te_len) != 0) return;
+    uint8_t *start = (uint8_t *)b->data + b->len, *p = start + 2; /* the length fits a byte */
+    p = sp__pb_uint_at(p, PF_PACKET_TIMESTAMP, delta);
+    p = sp__pb_uint_at(p, PF_PACKET_SEQUENCE_ID, w->seq);
+    *p++ = (PF_PACKET_TRACK_EVENT << 3) | SP__PB_LEN;
+    *p++ = (uint8_t)te_len;
+    memcpy(p, te, te_len);
+    p += te_len;
+    size_t body = (size_t)(p - start) - 2;
+    if (body >= 128) { /* a long delta: the length takes two bytes */
+        memmove(start + 3, start + 2, body);
+        start[1] = (uint8_t)(body | 0x80);
+        start[2] = (uint8_t)(body >> 7);
+        p++;
+    } else {
+        start[1] = (uint8_t)body;
+    }
+    start[0] = (PF_TRACE_PACKET << 3) | SP__PB_LEN;
+    b->len = (size_t)((char *)p - b->data);
 }
 
 static void intern(pw *w, uint32_t field, uint32_t iid, const char *text, size_t len)
@@ -225,10 +259,12 @@ static void intern_spelled(pw *w, uint32_t iid, int how, const char *name)
     sp__buf_fini(&s);
 }
 
-/* The iid of name id spelled how, interned on first use in the sequence. */
-static uint32_t spelled_iid(pw *w, uint32_t id, int how)
+/* The iid of name id under cache slot class cls (its spelling, how,
+ * depends only on the name for a class), interned on first use in the
+ * sequence. */
+static uint32_t spelled_iid(pw *w, uint32_t id, int cls, int how)
 {
-    size_t slot = (size_t)how * w->r->names.count + id;
+    size_t slot = (size_t)cls * w->r->names.count + id;
     if (id < w->r->names.count && w->name_iid[slot]) return w->name_iid[slot];
     uint32_t iid = how == AS_ANNOTATION ? w->next_str_iid++ : w->next_iid++;
     intern_spelled(w, iid, how, sp__result_name(w->r, id));
@@ -244,16 +280,29 @@ static uint32_t spelled_iid(pw *w, uint32_t id, int how)
     return iid;
 }
 
-/* The iid of name id for an event of this type. */
-static uint32_t name_iid(pw *w, uint32_t id, uint8_t type)
+/* The cache slot class of an event type: the types whose names may be
+ * spelled otherwise have their own. */
+static int class_of(uint8_t type)
 {
-    const char *name = sp__result_name(w->r, id);
-    /* Only these can be spelled otherwise; most names take the fast way. */
-    int how = type == SP_EVENT_PROFILE_STEP || type == SP_EVENT_DATALOADER ||
-                      type == SP_EVENT_CUDA_RUNTIME || (name[0] == 'P' && strncmp(name, "Profile", 7) == 0)
-                  ? spelling(type, name)
-                  : AS_RECORDED;
-    return spelled_iid(w, id, how);
+    switch (type) {
+    case SP_EVENT_PROFILE_STEP:
+        return AS_STEP;
+    case SP_EVENT_DATALOADER:
+        return AS_DATALOADER;
+    case SP_EVENT_CUDA_RUNTIME:
+        return AS_RUNTIME;
+    default:
+        return AS_RECORDED;
+    }
+}
+
+/* The iid of name id for an event of this type. */
+static inline uint32_t name_iid(pw *w, uint32_t id, uint8_t type)
+{
+    int cls = class_of(type);
+    uint32_t cached = id < w->r->names.count ? w->name_iid[(size_t)cls * w->r->names.count + id] : 0;
+    if (cached) return cached;
+    return spelled_iid(w, id, cls, spelling(type, sp__result_name(w->r, id)));
 }
 
 /* The iid of a name that is no recorded name (a copy's or a memset's, as
@@ -280,7 +329,7 @@ static uint32_t fixed_name_iid(pw *w, int reserved)
 }
 
 /* Category iid: an event type's name, or memory (SP_EVENT_TYPE_COUNT). */
-static uint32_t cat_iid(pw *w, unsigned type)
+static inline uint32_t cat_iid(pw *w, unsigned type)
 {
     if (type > SP_EVENT_TYPE_COUNT) type = SP_EVENT_TYPE_COUNT;
     if (!w->cat_iid[type]) {
@@ -342,7 +391,7 @@ static void put_ann_str(pw *w, pf_annotation a, const char *s)
 static void put_ann_recorded(pw *w, uint32_t id)
 {
     ann_name(w, PF_A_RECORDED);
-    uint32_t iid = spelled_iid(w, id, AS_ANNOTATION);
+    uint32_t iid = spelled_iid(w, id, AS_ANNOTATION, AS_ANNOTATION);
     uint8_t m[2 * (SP__PB_VARINT_MAX + 2)];
     uint8_t *p = sp__pb_uint_at(m, PF_ANN_NAME_IID, (uint64_t)PF_A_RECORDED + 1);
     p = sp__pb_uint_at(p, PF_ANN_STRING_IID, iid);
@@ -405,8 +454,10 @@ static void flush_ends(pw *w, int64_t t)
 {
     while (w->heap_count && w->heap[0].end_ns <= t) {
         pending p = heap_pop(w);
-        te_head(w, PF_TYPE_SLICE_END, 0, 0, p.track);
-        put_packet(w, p.end_ns, NULL);
+        uint8_t te[2 + 1 + SP__PB_VARINT_MAX], *q = te;
+        q = sp__pb_uint_at(q, PF_TE_TYPE, PF_TYPE_SLICE_END);
+        if (p.track) q = sp__pb_uint_at(q, PF_TE_TRACK_UUID, p.track);
+        put_small_packet(w, p.end_ns, te, (size_t)(q - te));
     }
 }
 
@@ -569,14 +620,23 @@ static void put_host_event(pw *w, size_t i, const sp__event *e)
         return;
     }
     uint32_t name = name_iid(w, e->name, e->type);
-    if (e->flags & SP_EVENT_FLAG_INSTANT) {
-        te_head(w, PF_TYPE_INSTANT, name, cat, 0);
-    } else {
+    uint64_t track = 0;
+    if (!(e->flags & SP_EVENT_FLAG_INSTANT)) {
         unsigned k = pick_lane(w, 0, e->start_ns, e->end_ns);
-        uint64_t track = k ? lane_track(w, i, k) : 0;
-        te_head(w, PF_TYPE_SLICE_BEGIN, name, cat, track);
+        if (k) track = lane_track(w, i, k);
         heap_push(w, e->end_ns, track);
     }
+    unsigned type = e->flags & SP_EVENT_FLAG_INSTANT ? PF_TYPE_INSTANT : PF_TYPE_SLICE_BEGIN;
+    if (!(e->flags & (SP_EVENT_FLAG_SAMPLES | PF_KEPT_FLAGS))) {
+        uint8_t te[4 * (SP__PB_VARINT_MAX + 2)], *q = te;
+        q = sp__pb_uint_at(q, PF_TE_TYPE, type);
+        q = sp__pb_uint_at(q, PF_TE_NAME_IID, name);
+        q = sp__pb_uint_at(q, PF_TE_CATEGORY_IIDS, cat);
+        if (track) q = sp__pb_uint_at(q, PF_TE_TRACK_UUID, track);
+        put_small_packet(w, e->start_ns, te, (size_t)(q - te));
+        return;
+    }
+    te_head(w, type, name, cat, track);
     if (e->flags & SP_EVENT_FLAG_SAMPLES) put_ann_double(w, PF_A_NUM_SAMPLES, e->value);
     if (e->flags & PF_KEPT_FLAGS) put_ann_uint(w, PF_A_FLAGS, e->flags & PF_KEPT_FLAGS);
     put_packet(w, e->start_ns, NULL);
@@ -644,8 +704,10 @@ static void put_thread(pw *w, size_t i, const uint8_t *launched)
         } else {
             put_mem(w, &t->mems[m++]);
         }
+        sp__out_maybe_flush(w->out);
     }
     flush_ends(w, INT64_MAX);
+    sp__out_maybe_flush(w->out);
 }
 
 /* ---- GPU streams ---- */
@@ -780,10 +842,13 @@ static void put_streams(pw *w, const stream_key *keys, size_t n, uint32_t first_
         w->stream = keys[k].stream;
         for (size_t d = 0; d < w->r->device_count; d++) {
             const sp__device_rec *rec = &w->r->devices[d];
-            if (rec->device == keys[k].device && rec->stream == keys[k].stream)
+            if (rec->device == keys[k].device && rec->stream == keys[k].stream) {
                 put_device_rec(w, rec, d);
+                sp__out_maybe_flush(w->out);
+            }
         }
         flush_ends(w, INT64_MAX);
+        sp__out_maybe_flush(w->out);
     }
 }
 
