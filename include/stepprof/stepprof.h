@@ -1064,7 +1064,9 @@ typedef void (*sp_progress_fn)(uint64_t done_bytes, uint64_t total_bytes, void *
 typedef struct sp_load_options {
     /* SP_FORMAT_AUTO (the default) tells the format from the file's first
      * bytes: gzip -> JSON_GZ, '{' or '[' -> JSON, a crash dump's magic
-     * (save_on_crash) -> the dump, otherwise PROTOBUF. */
+     * (save_on_crash) -> the dump, the first packet of a .pftrace stepprof
+     * wrote -> PERFETTO (also any other file named *.pftrace, which is then
+     * refused with SP_EFORMAT), otherwise PROTOBUF. */
     sp_format format;
     /* Called every few megabytes and at the end; NULL for none. */
     sp_progress_fn progress;
@@ -1086,7 +1088,10 @@ SP_API void sp_load_options_init(sp_load_options *opts);
  * host ranges, instants, counter samples, memory events (peaks become
  * running maxima, places become "Place(cpu)" / "Place(gpu:N)") and the span's
  * counters and per-thread drop counts, not GPU records. The JSON is parsed as a stream, so memory stays near
- * that of the result. Times outside [0, 2^62] ns are clamped and non-finite
+ * that of the result. A .pftrace (SP_FORMAT_PERFETTO) keeps what the JSON
+ * keeps and the GPU records, runtime calls, device properties and memory
+ * peaks, not op supplements, collectives' details or Python call ids; only
+ * stepprof's own .pftrace files are read. Times outside [0, 2^62] ns are clamped and non-finite
  * counter values become 0, so any file gives a result the tables can use.
  * opts may be NULL for the defaults.
  * On success *out holds one reference (owned: pair with sp_result_release).

@@ -558,6 +558,15 @@ static sp_status close_slice(loader *l, track *tr, const slice *sl, const gpu_ar
     return SP_OK;
 }
 
+/* Copies text into dst of size bytes, cut to fit, NUL-terminated. */
+static void copy_text(char *dst, size_t size, const char *text)
+{
+    size_t n = strlen(text);
+    if (n >= size) n = size - 1;
+    memcpy(dst, text, n);
+    dst[n] = '\0';
+}
+
 static sp_status read_meta_annotation(loader *l, cur c, int device, sp__device_props *p)
 {
     uint32_t f;
@@ -598,17 +607,17 @@ static sp_status read_meta_annotation(loader *l, cur c, int device, sp__device_p
     else if (strcmp(key, "span_end_ns") == 0) r->span_end_ns = (int64_t)value;
     else if (strcmp(key, "span_index") == 0) r->span_index = (uint32_t)value;
     else if (strcmp(key, "pid") == 0) m->pid = (int64_t)value;
-    else if (strcmp(key, "process_name") == 0) snprintf(m->process_name, sizeof m->process_name, "%s", text);
+    else if (strcmp(key, "process_name") == 0) copy_text(m->process_name, sizeof m->process_name, text);
     else if (strcmp(key, "cpu_process") == 0) m->cpu_process = dv;
     else if (strcmp(key, "cpu_system") == 0) m->cpu_system = dv;
     else if (strcmp(key, "rank") == 0) m->rank = (int64_t)value;
     else if (strcmp(key, "world_size") == 0) m->world_size = (int64_t)value;
     else if (strcmp(key, "local_rank") == 0) m->local_rank = (int64_t)value;
     else if (strcmp(key, "local_world_size") == 0) m->local_world_size = (int64_t)value;
-    else if (strcmp(key, "hostname") == 0) snprintf(m->hostname, sizeof m->hostname, "%s", text);
-    else if (strcmp(key, "job") == 0) snprintf(m->job, sizeof m->job, "%s", text);
+    else if (strcmp(key, "hostname") == 0) copy_text(m->hostname, sizeof m->hostname, text);
+    else if (strcmp(key, "job") == 0) copy_text(m->job, sizeof m->job, text);
     else if (strcmp(key, "dist_backend") == 0) {
-        if (sp__dist_backend_ok(text)) snprintf(m->dist_backend, sizeof m->dist_backend, "%s", text);
+        if (sp__dist_backend_ok(text)) copy_text(m->dist_backend, sizeof m->dist_backend, text);
     } else if (strcmp(key, "record_shapes") == 0) m->record_shapes = value != 0;
     else if (strcmp(key, "profile_memory") == 0) m->profile_memory = value != 0;
     else if (strcmp(key, "with_stack") == 0) m->with_stack = value != 0;
