@@ -9,9 +9,7 @@
  * stepprof never writes in its place) are refused with SP_EFORMAT; no input
  * makes it read out of bounds or loop: every length is checked against
  * what is left, and limits on sizes and ids refuse hostile files early. */
-#include "load.h"
-#include "pb_wire.h"
-#include "perfetto.h"
+#include "load_pftrace.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -29,11 +27,6 @@ static const char *const annotation_names[] = {
 #undef PF__ANN_TEXT
 };
 
-/* A cursor over bytes [p, end). */
-typedef struct cur {
-    const uint8_t *p, *end;
-} cur;
-
 static int get_varint(cur *c, uint64_t *v)
 {
     uint64_t x = 0;
@@ -50,7 +43,7 @@ static int get_varint(cur *c, uint64_t *v)
 
 /* The next field: its number, wire type, and value (a varint or fixed's
  * value in *v, a length-delimited field's bytes in *sub). */
-static int next_field(cur *c, uint32_t *field, unsigned *wire, uint64_t *v, cur *sub)
+int sp__pft_next_field(cur *c, uint32_t *field, unsigned *wire, uint64_t *v, cur *sub)
 {
     uint64_t key;
     if (get_varint(c, &key) != 0) return -1;
@@ -82,66 +75,7 @@ static int next_field(cur *c, uint32_t *field, unsigned *wire, uint64_t *v, cur 
     return -1;
 }
 
-/* An interned table of one sequence: iid -> text, with a cached meaning
- * (the event type of a category, the annotation of a name). */
-typedef struct entry {
-    char *text;
-    int meaning;
-} entry;
-
-typedef struct table {
-    entry *e;
-    size_t cap;
-} table;
-
-typedef struct seq {
-    int used;
-    int64_t last_ns;
-    int incremental;
-    uint64_t track;
-    table names, cats, anns, strs;
-} seq;
-
-/* What a GPU record or runtime call carries beyond a host range. */
-typedef struct gpu_args {
-    uint64_t ann[PF_A_COUNT];
-    uint64_t have; /* bit per annotation read */
-    char grid[32], block[32];
-} gpu_args;
-
-/* An open slice: host ranges take this much, so a million nested ranges
- * stay small; GPU records and runtime calls keep their args on the
- * track's second stack (full set). */
-typedef struct slice {
-    int64_t start;
-    uint32_t name;
-    uint8_t type; /* sp_event_type */
-    uint8_t flags;
-    uint8_t full;
-    double value;
-} slice;
-
-typedef struct track {
-    uint64_t uuid, parent, tid;
-    int is_thread;
-    uint32_t name; /* in the result's names; counter tracks' */
-    slice *open;
-    size_t depth, cap;
-    gpu_args *args; /* the open slices' with full set, innermost last */
-    size_t args_depth, args_cap;
-} track;
-
-typedef struct loader {
-    const char *path;
-    sp__builder b;
-    seq *seqs; /* by sequence id */
-    track *tracks;
-    size_t track_count, track_cap, last_track;
-    int have_meta, have_counters;
-    sp_status status;
-} loader;
-
-static sp_status bad(loader *l, const char *what)
+sp_status sp__pft_bad(loader *l, const char *what)
 {
     if (l->status == SP_OK)
         l->status = sp__fail(SP_EFORMAT,
@@ -151,7 +85,7 @@ static sp_status bad(loader *l, const char *what)
     return l->status;
 }
 
-static sp_status nomem(loader *l)
+sp_status sp__pft_nomem(loader *l)
 {
     if (l->status == SP_OK) l->status = sp__fail(SP_ENOMEM, "out of memory loading %s", l->path);
     return l->status;
@@ -223,7 +157,7 @@ static track *find_track(loader *l, uint64_t uuid)
 
 /* The thread a track belongs to (itself or an ancestor with a thread
  * descriptor); NULL for GPU and process tracks. */
-static track *thread_of(loader *l, track *t)
+track *sp__pft_thread_of(loader *l, track *t)
 {
     for (int hops = 0; t && hops < 8; hops++) {
         if (t->is_thread) return t;
@@ -242,7 +176,7 @@ static sp_status read_descriptor(loader *l, cur c)
     memset(&t, 0, sizeof t);
     int has_uuid = 0, has_thread = 0, has_name = 0;
     while (c.p < c.end) {
-        if (next_field(&c, &f, &wire, &v, &sub) != 0) return bad(l, "a broken track descriptor");
+        if (sp__pft_next_field(&c, &f, &wire, &v, &sub) != 0) return sp__pft_bad(l, "a broken track descriptor");
         if (f == PF_TRACK_UUID && wire == SP__PB_VARINT) {
             t.uuid = v;
             has_uuid = 1;
@@ -256,13 +190,13 @@ static sp_status read_descriptor(loader *l, cur c)
             has_name = 1;
         }
     }
-    if (!has_uuid) return bad(l, "a track without a uuid");
+    if (!has_uuid) return sp__pft_bad(l, "a track without a uuid");
     if (find_track(l, t.uuid)) return SP_OK; /* described again: the first holds */
     if (has_thread) {
         cur tn = {0};
         int has_tn = 0;
         while (thread.p < thread.end) {
-            if (next_field(&thread, &f, &wire, &v, &sub) != 0) return bad(l, "a broken thread descriptor");
+            if (sp__pft_next_field(&thread, &f, &wire, &v, &sub) != 0) return sp__pft_bad(l, "a broken thread descriptor");
             if (f == PF_THREAD_TID && wire == SP__PB_VARINT) t.tid = v;
             if (f == PF_THREAD_NAME && wire == SP__PB_LEN) {
                 tn = sub;
@@ -271,14 +205,14 @@ static sp_status read_descriptor(loader *l, cur c)
         }
         t.is_thread = 1;
         sp__thread *th = sp__builder_thread(&l->b, t.tid);
-        if (!th) return nomem(l);
+        if (!th) return sp__pft_nomem(l);
         if (has_tn) th->name = sp__names_from_bytes(&l->b.r->names, (const char *)tn.p, (size_t)(tn.end - tn.p));
     }
     if (has_name) t.name = sp__names_from_bytes(&l->b.r->names, (const char *)name.p, (size_t)(name.end - name.p));
     if (l->track_count == l->track_cap) {
         size_t cap = l->track_cap ? l->track_cap * 2 : 64;
         track *g = sp__realloc(l->tracks, sizeof *g * cap);
-        if (!g) return nomem(l);
+        if (!g) return sp__pft_nomem(l);
         l->tracks = g;
         l->track_cap = cap;
     }
@@ -293,7 +227,7 @@ static sp_status read_interned(loader *l, seq *s, cur c)
     uint64_t v;
     cur sub;
     while (c.p < c.end) {
-        if (next_field(&c, &f, &wire, &v, &sub) != 0) return bad(l, "broken interned data");
+        if (sp__pft_next_field(&c, &f, &wire, &v, &sub) != 0) return sp__pft_bad(l, "broken interned data");
         if (wire != SP__PB_LEN ||
             (f != PF_INTERNED_CATEGORIES && f != PF_INTERNED_NAMES && f != PF_INTERNED_ANNOTATION_NAMES &&
              f != PF_INTERNED_ANNOTATION_STRINGS))
@@ -303,7 +237,7 @@ static sp_status read_interned(loader *l, seq *s, cur c)
         uint32_t g;
         cur inner;
         while (sub.p < sub.end) {
-            if (next_field(&sub, &g, &wire, &v, &inner) != 0) return bad(l, "broken interned data");
+            if (sp__pft_next_field(&sub, &g, &wire, &v, &inner) != 0) return sp__pft_bad(l, "broken interned data");
             if (g == PF_INTERNED_IID && wire == SP__PB_VARINT) iid = v;
             if (g == PF_INTERNED_NAME && wire == SP__PB_LEN) text = inner;
         }
@@ -312,27 +246,14 @@ static sp_status read_interned(loader *l, seq *s, cur c)
                    : f == PF_INTERNED_ANNOTATION_NAMES ? &s->anns
                                                        : &s->strs;
         int rc = table_set(t, iid, &text, 0);
-        if (rc == -1) return bad(l, "an interned id out of range");
-        if (rc == -2) return nomem(l);
+        if (rc == -1) return sp__pft_bad(l, "an interned id out of range");
+        if (rc == -2) return sp__pft_nomem(l);
         entry *e = &t->e[iid];
         if (f == PF_INTERNED_CATEGORIES) e->meaning = category_type(e->text);
         if (f == PF_INTERNED_ANNOTATION_NAMES) e->meaning = annotation_of(e->text);
     }
     return SP_OK;
 }
-
-/* A TrackEvent's fields. */
-typedef struct tevent {
-    uint64_t type, track, name_iid;
-    int has_track, has_name, has_cat;
-    int cat; /* the category's meaning, -1 unknown */
-    cur name, cat_text;
-    double counter;
-    uint64_t extra_values[2];
-    size_t extra_count;
-    gpu_args s; /* annotations land here */
-    cur anns; /* the event's bytes, for metadata events' annotations */
-} tevent;
 
 static sp_status read_annotation(loader *l, seq *s, cur c, gpu_args *out)
 {
@@ -342,7 +263,7 @@ static sp_status read_annotation(loader *l, seq *s, cur c, gpu_args *out)
     cur sub, str = {0};
     int which = -1, is_str = 0;
     while (c.p < c.end) {
-        if (next_field(&c, &f, &wire, &v, &sub) != 0) return bad(l, "a broken debug annotation");
+        if (sp__pft_next_field(&c, &f, &wire, &v, &sub) != 0) return sp__pft_bad(l, "a broken debug annotation");
         if (f == PF_ANN_NAME_IID && wire == SP__PB_VARINT) {
             const entry *e = table_get(&s->anns, v);
             if (e) which = e->meaning;
@@ -355,7 +276,7 @@ static sp_status read_annotation(loader *l, seq *s, cur c, gpu_args *out)
             is_str = 1;
         } else if (f == PF_ANN_STRING_IID && wire == SP__PB_VARINT) {
             const entry *e = table_get(&s->strs, v);
-            if (!e) return bad(l, "an annotation string that was never interned");
+            if (!e) return sp__pft_bad(l, "an annotation string that was never interned");
             str.p = (const uint8_t *)e->text;
             str.end = str.p + strlen(e->text);
             is_str = 1;
@@ -387,7 +308,7 @@ static sp_status read_event(loader *l, seq *s, cur c, tevent *te)
     te->anns = c;
     te->cat = -1;
     while (c.p < c.end) {
-        if (next_field(&c, &f, &wire, &v, &sub) != 0) return bad(l, "a broken track event");
+        if (sp__pft_next_field(&c, &f, &wire, &v, &sub) != 0) return sp__pft_bad(l, "a broken track event");
         switch (f) {
         case PF_TE_TYPE:
             te->type = v;
@@ -398,7 +319,7 @@ static sp_status read_event(loader *l, seq *s, cur c, tevent *te)
             break;
         case PF_TE_NAME_IID: {
             const entry *e = table_get(&s->names, v);
-            if (!e) return bad(l, "an event name that was never interned");
+            if (!e) return sp__pft_bad(l, "an event name that was never interned");
             te->name.p = (const uint8_t *)e->text;
             te->name.end = te->name.p + strlen(e->text);
             te->has_name = 1;
@@ -412,7 +333,7 @@ static sp_status read_event(loader *l, seq *s, cur c, tevent *te)
             break;
         case PF_TE_CATEGORY_IIDS: {
             const entry *e = table_get(&s->cats, v);
-            if (!e) return bad(l, "a category that was never interned");
+            if (!e) return sp__pft_bad(l, "a category that was never interned");
             te->cat = e->meaning;
             te->has_cat = 1;
             break;
@@ -451,239 +372,6 @@ int sp__is_pftrace(const unsigned char *head, size_t n)
            memcmp(c.p, PF_FIRST_PACKET_BODY, PF_FIRST_PACKET_BODY_LEN) == 0;
 }
 
-/* The recorded name of a host event from its spelling in the file (as the
- * JSON loader restores it). */
-static uint32_t recorded_name(loader *l, int type, cur n)
-{
-    const char *s = (const char *)n.p;
-    size_t len = (size_t)(n.end - n.p);
-    sp__names *names = &l->b.r->names;
-    if (type == SP_EVENT_PROFILE_STEP && len >= 13 && memcmp(s, "ProfilerStep#", 13) == 0) {
-        sp__buf b;
-        sp__buf_init(&b);
-        sp__buf_puts(&b, "ProfileStep#");
-        sp__buf_append(&b, s + 13, len - 13);
-        uint32_t id = sp__names_from_bytes(names, b.data ? b.data : "", b.len);
-        if (b.failed) l->b.failed = 1;
-        sp__buf_fini(&b);
-        return id;
-    }
-    static const char prefix[] = "enumerate(DataLoader)#", suffix[] = ".__next__";
-    size_t np = sizeof prefix - 1, ns = sizeof suffix - 1;
-    if (type == SP_EVENT_DATALOADER && len >= np + ns && memcmp(s, prefix, np) == 0 &&
-        memcmp(s + len - ns, suffix, ns) == 0)
-        return sp__names_from_bytes(names, s + np, len - np - ns);
-    return sp__names_from_bytes(names, s, len);
-}
-
-static unsigned parse3(const char *s, uint32_t out[3])
-{
-    char *end;
-    unsigned n = 0;
-    while (n < 3 && *s) {
-        out[n++] = (uint32_t)strtoul(s, &end, 10);
-        if (*end != ',') break;
-        s = end + 1;
-    }
-    return n;
-}
-
-/* A closed slice becomes a host range, a runtime call or a device record. */
-static sp_status close_slice(loader *l, track *tr, const slice *sl, const gpu_args *s, int64_t end)
-{
-    track *th = thread_of(l, tr);
-    if (sl->type == SP_EVENT_KERNEL || sl->type == SP_EVENT_MEMCPY || sl->type == SP_EVENT_MEMSET) {
-        sp__device_rec *d = sp__builder_device(&l->b, (s->have & ((uint64_t)1 << PF_A_INDEX)) ? s->ann[PF_A_INDEX] : UINT64_MAX);
-        if (!d) return nomem(l);
-        d->start_ns = sl->start;
-        d->end_ns = end;
-        d->type = (uint8_t)sl->type;
-        d->name = sl->name;
-        int recorded = (s->have & ((uint64_t)1 << PF_A_RECORDED)) != 0;
-        if (recorded) d->name = (uint32_t)s->ann[PF_A_RECORDED];
-        d->correlation = (uint32_t)s->ann[PF_A_CORRELATION];
-        d->device = (uint32_t)s->ann[PF_A_DEVICE];
-        d->context = (uint32_t)s->ann[PF_A_CONTEXT];
-        d->stream = (uint32_t)s->ann[PF_A_STREAM];
-        d->bytes = s->ann[PF_A_BYTES];
-        if (sl->type == SP_EVENT_KERNEL) {
-            sp__kernel_detail *k = &d->detail.kernel;
-            parse3(s->grid, k->grid);
-            parse3(s->block, k->block);
-            k->registers = (uint32_t)s->ann[PF_A_REGISTERS];
-            k->static_shared = (uint32_t)s->ann[PF_A_STATIC_SHARED];
-            k->dynamic_shared = (uint32_t)s->ann[PF_A_DYNAMIC_SHARED];
-            k->local_per_thread = (uint32_t)s->ann[PF_A_LOCAL_PER_THREAD];
-            k->local_total = (uint32_t)s->ann[PF_A_LOCAL_TOTAL];
-            k->queued_ns = s->ann[PF_A_QUEUED];
-            k->submitted_ns = s->ann[PF_A_SUBMITTED];
-        } else if (sl->type == SP_EVENT_MEMCPY) {
-            d->detail.copy.copy_kind = (uint8_t)(s->ann[PF_A_COPY_KIND] < SP__GPU_COPY_KINDS ? s->ann[PF_A_COPY_KIND] : 0);
-            d->detail.copy.src_kind = (uint8_t)(s->ann[PF_A_SRC_KIND] < SP__GPU_MEMORY_KINDS ? s->ann[PF_A_SRC_KIND] : 0);
-            d->detail.copy.dst_kind = (uint8_t)(s->ann[PF_A_DST_KIND] < SP__GPU_MEMORY_KINDS ? s->ann[PF_A_DST_KIND] : 0);
-            if (!recorded) {
-                char text[48];
-                snprintf(text, sizeof text, "MEMCPY_%s", sp__gpu_copy_kind_name(d->detail.copy.copy_kind));
-                d->name = sp__names_from_bytes(&l->b.r->names, text, strlen(text));
-            }
-        } else {
-            d->detail.set.memory_kind = (uint8_t)(s->ann[PF_A_MEMORY_KIND] < SP__GPU_MEMORY_KINDS ? s->ann[PF_A_MEMORY_KIND] : 0);
-            d->detail.set.value = (uint32_t)s->ann[PF_A_VALUE];
-            if (!recorded) d->name = sp__names_from_bytes(&l->b.r->names, "MEMSET", 6);
-        }
-        return SP_OK;
-    }
-    if (!th) return bad(l, "a slice on a track of no thread");
-    sp__thread *t = sp__builder_thread(&l->b, th->tid);
-    if (!t) return nomem(l);
-    if (sl->type == SP_EVENT_CUDA_RUNTIME) {
-        sp__runtime *rt = sp__builder_runtime(&l->b, t);
-        if (!rt) return nomem(l);
-        rt->start_ns = sl->start;
-        rt->end_ns = end;
-        rt->name = (s->have & ((uint64_t)1 << PF_A_RECORDED)) ? (uint32_t)s->ann[PF_A_RECORDED] : sl->name;
-        rt->correlation = (uint32_t)s->ann[PF_A_CORRELATION];
-        rt->cbid = (uint32_t)s->ann[PF_A_CBID];
-        rt->driver = s->ann[PF_A_DRIVER] != 0;
-        return SP_OK;
-    }
-    sp__event *e = sp__builder_event(&l->b, t);
-    if (!e) return nomem(l);
-    e->start_ns = sl->start;
-    e->end_ns = end;
-    e->name = sl->name;
-    e->type = (uint8_t)sl->type;
-    e->flags = (uint8_t)sl->flags;
-    e->value = sl->value;
-    return SP_OK;
-}
-
-/* Copies text into dst of size bytes, cut to fit, NUL-terminated. */
-static void copy_text(char *dst, size_t size, const char *text)
-{
-    size_t n = strlen(text);
-    if (n >= size) n = size - 1;
-    memcpy(dst, text, n);
-    dst[n] = '\0';
-}
-
-static sp_status read_meta_annotation(loader *l, cur c, int device, sp__device_props *p)
-{
-    uint32_t f;
-    unsigned wire;
-    uint64_t v, value = 0;
-    cur sub, name = {0}, str = {0};
-    while (c.p < c.end) {
-        if (next_field(&c, &f, &wire, &v, &sub) != 0) return bad(l, "a broken debug annotation");
-        if (f == PF_ANN_NAME && wire == SP__PB_LEN) name = sub;
-        else if (f == PF_ANN_STRING && wire == SP__PB_LEN) str = sub;
-        else if (wire == SP__PB_VARINT || wire == SP__PB_I64) value = v;
-    }
-    char key[96] = "";
-    size_t n = (size_t)(name.end - name.p);
-    if (!name.p || n >= sizeof key) return SP_OK;
-    memcpy(key, name.p, n);
-    char text[256] = "";
-    size_t sn = str.p ? (size_t)(str.end - str.p) : 0;
-    if (sn >= sizeof text) sn = sizeof text - 1;
-    if (sn) memcpy(text, str.p, sn);
-    double dv;
-    memcpy(&dv, &value, sizeof dv);
-    sp_result *r = l->b.r;
-    sp__span_meta *m = &r->meta;
-    if (device) {
-#define U32(k) else if (strcmp(key, #k) == 0) p->k = (uint32_t)value;
-#define U64(k) else if (strcmp(key, #k) == 0) p->k = value;
-        if (strcmp(key, "name") == 0) memcpy(p->name, text, sn + 1);
-        U32(id) U64(total_global_mem) U32(compute_major) U32(compute_minor)
-        U32(max_threads_per_block) U32(max_threads_per_sm) U32(regs_per_block) U32(regs_per_sm)
-        U32(warp_size) U64(shared_per_block) U64(shared_per_sm) U64(shared_per_block_optin)
-        U32(num_sms) U32(max_blocks_per_sm)
-#undef U32
-#undef U64
-        return SP_OK;
-    }
-    if (strcmp(key, "span_start_ns") == 0) r->span_start_ns = (int64_t)value;
-    else if (strcmp(key, "span_end_ns") == 0) r->span_end_ns = (int64_t)value;
-    else if (strcmp(key, "span_index") == 0) r->span_index = (uint32_t)value;
-    else if (strcmp(key, "pid") == 0) m->pid = (int64_t)value;
-    else if (strcmp(key, "process_name") == 0) copy_text(m->process_name, sizeof m->process_name, text);
-    else if (strcmp(key, "cpu_process") == 0) m->cpu_process = dv;
-    else if (strcmp(key, "cpu_system") == 0) m->cpu_system = dv;
-    else if (strcmp(key, "rank") == 0) m->rank = (int64_t)value;
-    else if (strcmp(key, "world_size") == 0) m->world_size = (int64_t)value;
-    else if (strcmp(key, "local_rank") == 0) m->local_rank = (int64_t)value;
-    else if (strcmp(key, "local_world_size") == 0) m->local_world_size = (int64_t)value;
-    else if (strcmp(key, "hostname") == 0) copy_text(m->hostname, sizeof m->hostname, text);
-    else if (strcmp(key, "job") == 0) copy_text(m->job, sizeof m->job, text);
-    else if (strcmp(key, "dist_backend") == 0) {
-        if (sp__dist_backend_ok(text)) copy_text(m->dist_backend, sizeof m->dist_backend, text);
-    } else if (strcmp(key, "record_shapes") == 0) m->record_shapes = value != 0;
-    else if (strcmp(key, "profile_memory") == 0) m->profile_memory = value != 0;
-    else if (strcmp(key, "with_stack") == 0) m->with_stack = value != 0;
-    else if (strcmp(key, "with_flops") == 0) m->with_flops = value != 0;
-    else if (strcmp(key, "overwrite_oldest") == 0) m->overwrite_oldest = value != 0;
-    else if (strncmp(key, "counter ", 8) == 0) {
-        for (int k = 0; k < SP_COUNTER_COUNT; k++)
-            if (strcmp(key + 8, sp_counter_name((sp_counter_kind)k)) == 0) r->counters[k] = value;
-        l->have_counters = 1;
-    } else if (strncmp(key, "dropped ", 8) == 0) {
-        sp__thread *t = sp__builder_thread(&l->b, strtoull(key + 8, NULL, 10));
-        if (!t) return nomem(l);
-        t->dropped = value;
-    }
-    return SP_OK;
-}
-
-static sp_status read_metadata(loader *l, const tevent *te, int device)
-{
-    sp__device_props p;
-    memset(&p, 0, sizeof p);
-    cur c = te->anns;
-    uint32_t f;
-    unsigned wire;
-    uint64_t v;
-    cur sub;
-    while (c.p < c.end) {
-        if (next_field(&c, &f, &wire, &v, &sub) != 0) return bad(l, "a broken track event");
-        if (f == PF_TE_DEBUG_ANNOTATIONS && wire == SP__PB_LEN &&
-            read_meta_annotation(l, sub, device, &p) != SP_OK)
-            return l->status;
-    }
-    if (!device) {
-        l->have_meta = 1;
-        return SP_OK;
-    }
-    sp_result *r = l->b.r;
-    if (r->device_prop_count >= 1024) return SP_OK;
-    sp__device_props *g = sp__realloc(r->device_props, sizeof *g * (r->device_prop_count + 1));
-    if (!g) return nomem(l);
-    r->device_props = g;
-    r->device_props[r->device_prop_count++] = p;
-    return SP_OK;
-}
-
-static sp_status add_mem(loader *l, track *tr, const tevent *te, int64_t ts)
-{
-    track *th = thread_of(l, tr);
-    if (!th) return bad(l, "a memory event on a track of no thread");
-    sp__thread *t = sp__builder_thread(&l->b, th->tid);
-    sp__mem_event *m = t ? sp__builder_mem(&l->b, t) : NULL;
-    if (!m) return nomem(l);
-    const gpu_args *s = &te->s;
-    m->ts_ns = ts;
-    m->type = (uint8_t)(s->ann[PF_A_MEM_TYPE] <= SP_MEM_RESERVED_FREE ? s->ann[PF_A_MEM_TYPE] : 0);
-    m->place = (s->have & ((uint64_t)1 << PF_A_PLACE)) ? (uint32_t)s->ann[PF_A_PLACE]
-                                              : sp__names_from_bytes(&l->b.r->names, "", 0);
-    m->addr = s->ann[PF_A_ADDR];
-    m->bytes = (int64_t)s->ann[PF_A_MEM_BYTES];
-    m->current_allocated = te->extra_count > 0 ? te->extra_values[0] : 0;
-    m->current_reserved = te->extra_count > 1 ? te->extra_values[1] : 0;
-    m->peak_allocated = s->ann[PF_A_PEAK_ALLOCATED];
-    m->peak_reserved = s->ann[PF_A_PEAK_RESERVED];
-    return SP_OK;
-}
-
 static sp_status handle_event(loader *l, seq *s, cur c, int64_t ts)
 {
     tevent te;
@@ -691,31 +379,31 @@ static sp_status handle_event(loader *l, seq *s, cur c, int64_t ts)
     if (read_event(l, s, c, &te) != SP_OK) return l->status;
     uint64_t uuid = te.has_track ? te.track : s->track;
     track *tr = find_track(l, uuid);
-    if (!tr) return bad(l, "an event on a track never described");
+    if (!tr) return sp__pft_bad(l, "an event on a track never described");
     if (te.cat == SP_EVENT_TYPE_COUNT + 1) {
         if (te.type != PF_TYPE_INSTANT || !te.has_name) return SP_OK;
         size_t n = (size_t)(te.name.end - te.name.p);
         int device = n == strlen(PF_NAME_DEVICE) && memcmp(te.name.p, PF_NAME_DEVICE, n) == 0;
         int meta = n == strlen(PF_NAME_METADATA) && memcmp(te.name.p, PF_NAME_METADATA, n) == 0;
-        return device || meta ? read_metadata(l, &te, device) : SP_OK;
+        return device || meta ? sp__pft_read_metadata(l, &te, device) : SP_OK;
     }
     if (te.type == PF_TYPE_SLICE_END) {
-        if (!tr->depth) return bad(l, "a slice end with no slice open");
+        if (!tr->depth) return sp__pft_bad(l, "a slice end with no slice open");
         slice sl = tr->open[--tr->depth];
         const gpu_args *args = &te.s;
         if (sl.full) {
-            if (!tr->args_depth) return bad(l, "a slice end with no slice open");
+            if (!tr->args_depth) return sp__pft_bad(l, "a slice end with no slice open");
             args = &tr->args[--tr->args_depth];
         }
-        return close_slice(l, tr, &sl, args, ts);
+        return sp__pft_close_slice(l, tr, &sl, args, ts);
     }
     int type = te.cat >= 0 ? te.cat : SP_EVENT_USER_DEFINED;
     if (te.type == PF_TYPE_COUNTER) {
-        track *th = thread_of(l, tr);
-        if (!th) return bad(l, "a counter on a track of no thread");
+        track *th = sp__pft_thread_of(l, tr);
+        if (!th) return sp__pft_bad(l, "a counter on a track of no thread");
         sp__thread *t = sp__builder_thread(&l->b, th->tid);
         sp__event *e = t ? sp__builder_event(&l->b, t) : NULL;
-        if (!e) return nomem(l);
+        if (!e) return sp__pft_nomem(l);
         e->start_ns = e->end_ns = ts;
         e->name = tr->name;
         e->type = (uint8_t)(type < SP_EVENT_TYPE_COUNT ? type : SP_EVENT_USER_DEFINED);
@@ -723,9 +411,9 @@ static sp_status handle_event(loader *l, seq *s, cur c, int64_t ts)
         e->value = te.counter;
         return SP_OK;
     }
-    if (te.type == PF_TYPE_INSTANT && type == SP_EVENT_TYPE_COUNT) return add_mem(l, tr, &te, ts);
+    if (te.type == PF_TYPE_INSTANT && type == SP_EVENT_TYPE_COUNT) return sp__pft_add_mem(l, tr, &te, ts);
     if (type >= SP_EVENT_TYPE_COUNT) type = SP_EVENT_USER_DEFINED;
-    if (!te.has_name) return bad(l, "an event without a name");
+    if (!te.has_name) return sp__pft_bad(l, "an event without a name");
     slice sl;
     memset(&sl, 0, sizeof sl);
     sl.start = ts;
@@ -734,31 +422,31 @@ static sp_status handle_event(loader *l, seq *s, cur c, int64_t ts)
               type == SP_EVENT_CUDA_RUNTIME;
     sl.name = sl.full ? sp__names_from_bytes(&l->b.r->names, (const char *)te.name.p,
                                              (size_t)(te.name.end - te.name.p))
-                      : recorded_name(l, type, te.name);
+                      : sp__pft_recorded_name(l, type, te.name);
     sl.flags = (uint8_t)(te.s.ann[PF_A_FLAGS] & PF_KEPT_FLAGS);
     if (te.s.have & ((uint64_t)1 << PF_A_NUM_SAMPLES)) {
         sl.flags |= SP_EVENT_FLAG_SAMPLES;
         memcpy(&sl.value, &te.s.ann[PF_A_NUM_SAMPLES], sizeof sl.value);
     }
     if (te.type == PF_TYPE_INSTANT) {
-        if (sl.full) return bad(l, "a GPU record as an instant");
+        if (sl.full) return sp__pft_bad(l, "a GPU record as an instant");
         sl.flags |= SP_EVENT_FLAG_INSTANT;
-        return close_slice(l, tr, &sl, &te.s, ts);
+        return sp__pft_close_slice(l, tr, &sl, &te.s, ts);
     }
-    if (te.type != PF_TYPE_SLICE_BEGIN) return bad(l, "an event of a type stepprof never writes");
+    if (te.type != PF_TYPE_SLICE_BEGIN) return sp__pft_bad(l, "an event of a type stepprof never writes");
     if (tr->depth == tr->cap) {
         size_t cap = tr->cap ? tr->cap * 2 : 16;
         slice *g = sp__realloc(tr->open, sizeof *g * cap);
-        if (!g) return nomem(l);
+        if (!g) return sp__pft_nomem(l);
         tr->open = g;
         tr->cap = cap;
     }
     if (sl.full) {
         if (tr->args_depth == tr->args_cap) {
-            if (tr->args_cap >= MAX_GPU_DEPTH) return bad(l, "GPU records nested too deep");
+            if (tr->args_cap >= MAX_GPU_DEPTH) return sp__pft_bad(l, "GPU records nested too deep");
             size_t cap = tr->args_cap ? tr->args_cap * 2 : 4;
             gpu_args *g = sp__realloc(tr->args, sizeof *g * cap);
-            if (!g) return nomem(l);
+            if (!g) return sp__pft_nomem(l);
             tr->args = g;
             tr->args_cap = cap;
         }
@@ -775,17 +463,17 @@ static sp_status read_clock(loader *l, seq *s, cur c)
     uint64_t v;
     cur sub, inner;
     while (c.p < c.end) {
-        if (next_field(&c, &f, &wire, &v, &sub) != 0) return bad(l, "a broken clock snapshot");
+        if (sp__pft_next_field(&c, &f, &wire, &v, &sub) != 0) return sp__pft_bad(l, "a broken clock snapshot");
         if (f != PF_SNAPSHOT_CLOCKS || wire != SP__PB_LEN) continue;
         uint64_t id = 0, ts = 0, incremental = 0;
         while (sub.p < sub.end) {
-            if (next_field(&sub, &g, &wire, &v, &inner) != 0) return bad(l, "a broken clock snapshot");
+            if (sp__pft_next_field(&sub, &g, &wire, &v, &inner) != 0) return sp__pft_bad(l, "a broken clock snapshot");
             if (g == PF_CLOCK_ID) id = v;
             if (g == PF_CLOCK_TIMESTAMP) ts = v;
             if (g == PF_CLOCK_INCREMENTAL) incremental = v;
         }
         if (id == PF_CLOCK_SEQUENCE) {
-            if (!incremental) return bad(l, "a sequence clock that is not incremental");
+            if (!incremental) return sp__pft_bad(l, "a sequence clock that is not incremental");
             s->last_ns = (int64_t)(ts & INT64_MAX);
         }
     }
@@ -799,13 +487,13 @@ static sp_status read_defaults(loader *l, seq *s, cur c)
     uint64_t v;
     cur sub, inner;
     while (c.p < c.end) {
-        if (next_field(&c, &f, &wire, &v, &sub) != 0) return bad(l, "broken packet defaults");
+        if (sp__pft_next_field(&c, &f, &wire, &v, &sub) != 0) return sp__pft_bad(l, "broken packet defaults");
         if (f == PF_DEFAULTS_CLOCK_ID) {
-            if (v != PF_CLOCK_SEQUENCE) return bad(l, "a default clock stepprof never writes");
+            if (v != PF_CLOCK_SEQUENCE) return sp__pft_bad(l, "a default clock stepprof never writes");
             s->incremental = 1;
         } else if (f == PF_DEFAULTS_TRACK_EVENT && wire == SP__PB_LEN) {
             while (sub.p < sub.end) {
-                if (next_field(&sub, &g, &wire, &v, &inner) != 0) return bad(l, "broken packet defaults");
+                if (sp__pft_next_field(&sub, &g, &wire, &v, &inner) != 0) return sp__pft_bad(l, "broken packet defaults");
                 if (g == PF_TE_DEFAULTS_TRACK_UUID) s->track = v;
             }
         }
@@ -833,7 +521,7 @@ static sp_status read_packet(loader *l, cur c)
     cur sub, te = {0}, interned = {0}, clock = {0}, defaults = {0}, desc = {0};
     cur start = c;
     while (c.p < c.end) {
-        if (next_field(&c, &f, &wire, &v, &sub) != 0) return bad(l, "a broken packet");
+        if (sp__pft_next_field(&c, &f, &wire, &v, &sub) != 0) return sp__pft_bad(l, "a broken packet");
         if (f == PF_PACKET_TIMESTAMP && wire == SP__PB_VARINT) ts = v, has_ts = 1;
         else if (f == PF_PACKET_SEQUENCE_ID && wire == SP__PB_VARINT) seq_id = v;
         else if (f == PF_PACKET_SEQUENCE_FLAGS && wire == SP__PB_VARINT) flags = v;
@@ -846,22 +534,22 @@ static sp_status read_packet(loader *l, cur c)
         }
     }
     (void)start;
-    if (seq_id == 0 || seq_id >= MAX_SEQ) return bad(l, "a packet of no sequence stepprof writes");
+    if (seq_id == 0 || seq_id >= MAX_SEQ) return sp__pft_bad(l, "a packet of no sequence stepprof writes");
     seq *s = &l->seqs[seq_id];
     if (flags & PF_SEQ_INCREMENTAL_STATE_CLEARED) {
         seq_reset(s);
         s->used = 1;
     }
-    if (!s->used) return bad(l, "a sequence that never cleared its state");
+    if (!s->used) return sp__pft_bad(l, "a sequence that never cleared its state");
     if (clock.p && read_clock(l, s, clock) != SP_OK) return l->status;
     if (defaults.p && read_defaults(l, s, defaults) != SP_OK) return l->status;
     if (interned.p && read_interned(l, s, interned) != SP_OK) return l->status;
     if (desc.p && read_descriptor(l, desc) != SP_OK) return l->status;
     if (!te.p) return SP_OK;
-    if (!has_ts) return bad(l, "an event without a timestamp");
+    if (!has_ts) return sp__pft_bad(l, "an event without a timestamp");
     int64_t t;
     if (s->incremental) {
-        if (ts > (uint64_t)INT64_MAX - (uint64_t)s->last_ns) return bad(l, "a timestamp out of range");
+        if (ts > (uint64_t)INT64_MAX - (uint64_t)s->last_ns) return sp__pft_bad(l, "a timestamp out of range");
         t = s->last_ns + (int64_t)ts;
         s->last_ns = t;
     } else {
@@ -880,7 +568,7 @@ static sp_status read_packets(loader *l, FILE *f, const sp_load_options *opts, u
         int c = getc(f);
         if (c == EOF) break;
         if (c != ((PF_TRACE_PACKET << 3) | SP__PB_LEN)) {
-            bad(l, done == 0 ? "it does not begin with a trace packet" : "a field other than a packet");
+            sp__pft_bad(l, done == 0 ? "it does not begin with a trace packet" : "a field other than a packet");
             break;
         }
         uint64_t len = 0;
@@ -894,21 +582,21 @@ static sp_status read_packets(loader *l, FILE *f, const sp_load_options *opts, u
             }
         }
         if (!ok || len > MAX_PACKET) {
-            bad(l, ok ? "a packet too large" : "the file is cut short");
+            sp__pft_bad(l, ok ? "a packet too large" : "the file is cut short");
             break;
         }
         pkt.len = 0;
         if (sp__buf_reserve(&pkt, (size_t)len + 1) != 0) {
-            nomem(l);
+            sp__pft_nomem(l);
             break;
         }
         if (fread(pkt.data, 1, (size_t)len, f) != len) {
-            bad(l, "the file is cut short");
+            sp__pft_bad(l, "the file is cut short");
             break;
         }
         if (done == 0 && (len < PF_FIRST_PACKET_BODY_LEN ||
                           memcmp(pkt.data, PF_FIRST_PACKET_BODY, PF_FIRST_PACKET_BODY_LEN) != 0)) {
-            bad(l, "its first packet is not stepprof's");
+            sp__pft_bad(l, "its first packet is not stepprof's");
             break;
         }
         done += len + 2;
@@ -933,7 +621,7 @@ sp_status sp__load_pftrace(FILE *f, const char *path, const sp_load_options *opt
     l.path = path;
     if (sp__builder_init(&l.b) != 0) return sp__fail(SP_ENOMEM, "out of memory loading %s", path);
     l.seqs = sp__alloc(sizeof *l.seqs * MAX_SEQ);
-    if (!l.seqs) nomem(&l);
+    if (!l.seqs) sp__pft_nomem(&l);
     uint64_t total = 0;
     if (fseeko(f, 0, SEEK_END) == 0) {
         off_t end = ftello(f);
@@ -941,11 +629,11 @@ sp_status sp__load_pftrace(FILE *f, const char *path, const sp_load_options *opt
         if (fseeko(f, 0, SEEK_SET) != 0) total = 0;
     }
     if (l.status == SP_OK) read_packets(&l, f, opts, total);
-    if (l.status == SP_OK && !l.have_meta) bad(&l, "it has no stepprof metadata event");
+    if (l.status == SP_OK && !l.have_meta) sp__pft_bad(&l, "it has no stepprof metadata event");
     if (l.status == SP_OK) {
         for (size_t i = 0; i < l.track_count; i++)
             if (l.tracks[i].depth) {
-                bad(&l, "a slice never ended");
+                sp__pft_bad(&l, "a slice never ended");
                 break;
             }
     }
