@@ -14,6 +14,8 @@
  *             for each export, the exporting thread's CPU time per event
  *             (CLOCK_THREAD_CPUTIME_ID: it formats and compresses), whose
  *             new / old ratio is the gzip target
+ *   pftrace   the same with SP_FORMAT_PERFETTO, and its size against the
+ *             JSON's of the same span
  *   memory    the result's own heap per event: every thread's event array
  *             as allocated (cap * sizeof(sp__event)) plus the name table
  *             (bytes, offsets, fixes, hash slots); "used" counts only
@@ -237,6 +239,8 @@ int main(void)
     sp__gzip_baseline = 1;
     stats zlib6 = measure_export(r, SP_FORMAT_JSON_GZ, ".json.gz", &zlib_bytes, &zlib_cpu);
     sp__gzip_baseline = 0;
+    double pf_bytes, pf_cpu;
+    stats pf = measure_export(r, SP_FORMAT_PERFETTO, ".pftrace", &pf_bytes, &pf_cpu);
 
     double ev = (double)events;
     double stop_rate = ev / stop.median, json_rate = ev / json.median, gz_rate = ev / gz.median;
@@ -251,6 +255,7 @@ int main(void)
     row("export json", json, ev, ">= 5 M events/s", json_rate >= 5e6);
     row("export json.gz", gz, ev, ">= 5 M events/s", gz_rate >= 5e6);
     row("json.gz, zlib 6 (old)", zlib6, ev, "(report)", 1);
+    row("export pftrace", pf, ev, ">= 10 M events/s", ev / pf.median >= 10e6);
     printf("%-22s %8s %8s %8s %10s  %-26s %s\n", "export protobuf", "n/a", "n/a", "n/a", "n/a",
            ">= 5 M events/s", "n/a");
     printf("\n%-40s %10.1f  %-26s %s\n", "json bytes per event", json_bpe, "<= 100", verdict(json_bpe <= 100));
@@ -264,6 +269,8 @@ int main(void)
            zlib_cpu / ev * 1e9, "(report)", "");
     printf("%-40s %10.2f  %-26s %s\n", "json.gz CPU per event, new / old", gz_cpu / zlib_cpu,
            "<= 0.5", verdict(gz_cpu / zlib_cpu <= 0.5));
+    printf("%-40s %10.1f  %-26s %s\n", "pftrace bytes per event", pf_bytes / ev, "<= json's / 5",
+           verdict(pf_bytes > 0 && json_bytes / pf_bytes >= 5));
     printf("%-40s %10.1f  %-26s %s\n", "result bytes per event (allocated)", mem_bpe, "<= 64",
            verdict(mem_bpe <= 64));
     printf("%-40s %10.1f\n", "result bytes per event (used)", used / ev);
@@ -285,6 +292,9 @@ int main(void)
     printf("metric json_gz_cpu_ns_per_event %.1f ns\n", gz_cpu / ev * 1e9);
     printf("metric json_gz_zlib6_cpu_ns_per_event %.1f ns\n", zlib_cpu / ev * 1e9);
     printf("metric json_gz_cpu_new_over_old %.3f x\n", gz_cpu / zlib_cpu);
+    printf("metric pftrace_events_per_s %.0f events/s\n", ev / pf.median);
+    printf("metric pftrace_bytes_per_event %.2f bytes\n", pf_bytes / ev);
+    printf("metric pftrace_json_size_ratio %.2f x\n", pf_bytes > 0 ? json_bytes / pf_bytes : 0.0);
     printf("metric result_bytes_per_event %.2f bytes\n", mem_bpe);
     printf("metric result_used_bytes_per_event %.2f bytes\n", used / ev);
     printf("metric rss_delta_stop_bytes_per_event %.2f bytes\n", rss_delta / ev);

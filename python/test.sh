@@ -72,6 +72,10 @@ install_once() {
 # capture off and fail the comparison, not skip it.
 install_once paddle "${STEPPROF_PADDLE:-1}" "${PADDLE_SPEC:-paddlepaddle>=3,<4}" \
     "(CPU) for the paddle comparison tests"
+# Perfetto's trace definitions (perfetto_trace_pb2, with protobuf, which
+# the package requires), for decoding .pftrace files (tests/python/test_pftrace.py).
+install_once perfetto "${STEPPROF_PERFETTO:-1}" "${PERFETTO_SPEC:-perfetto}" \
+    "(Perfetto's trace definitions) for the .pftrace tests"
 # torch before the package, whose torch adapter compiles against it.
 install_once torch "${STEPPROF_TORCH:-1}" "${TORCH_SPEC:-torch>=2.4,<3}" \
     "for the torch capture tests (about 3 GB the first time)"

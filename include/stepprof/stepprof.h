@@ -863,12 +863,16 @@ SP_API sp_status sp_profiler_add_comm_info(sp_profiler *prof, const sp_comm_info
 SP_API sp_status sp_profiler_set_dist_backend(sp_profiler *prof, const char *backend);
 
 typedef enum sp_format {
-    SP_FORMAT_AUTO = 0, /* from the path: ".gz" -> JSON_GZ, otherwise JSON */
+    SP_FORMAT_AUTO = 0, /* from the path: ".gz" -> JSON_GZ, ".pftrace" ->
+                           PERFETTO, otherwise JSON */
     SP_FORMAT_JSON,     /* Chrome-trace JSON (Kineto dialect) */
     SP_FORMAT_JSON_GZ,  /* the same, gzip-compressed */
-    SP_FORMAT_PROTOBUF  /* paddle's NodeTreesProto (.paddle_trace.pb), as
+    SP_FORMAT_PROTOBUF, /* paddle's NodeTreesProto (.paddle_trace.pb), as
                            sp_result_export_protobuf writes it; never chosen by
                            AUTO when exporting */
+    SP_FORMAT_PERFETTO  /* Perfetto's protobuf trace (.pftrace): TrackEvents
+                           with interned names and incremental timestamps
+                           (docs/trace-format.md, "Perfetto traces") */
 } sp_format;
 
 /* Writes the most recent result to path (paddle's Profiler.export). The file
@@ -1074,7 +1078,9 @@ typedef void (*sp_progress_fn)(uint64_t done_bytes, uint64_t total_bytes, void *
 typedef struct sp_load_options {
     /* SP_FORMAT_AUTO (the default) tells the format from the file's first
      * bytes: gzip -> JSON_GZ, '{' or '[' -> JSON, a crash dump's magic
-     * (save_on_crash) -> the dump, otherwise PROTOBUF. */
+     * (save_on_crash) -> the dump, the first packet of a .pftrace stepprof
+     * wrote -> PERFETTO (also any other file named *.pftrace, which is then
+     * refused with SP_EFORMAT), otherwise PROTOBUF. */
     sp_format format;
     /* Called every few megabytes and at the end; NULL for none. */
     sp_progress_fn progress;
@@ -1096,7 +1102,10 @@ SP_API void sp_load_options_init(sp_load_options *opts);
  * host ranges, instants, counter samples, memory events (peaks become
  * running maxima, places become "Place(cpu)" / "Place(gpu:N)") and the span's
  * counters and per-thread drop counts, not GPU records. The JSON is parsed as a stream, so memory stays near
- * that of the result. Times outside [0, 2^62] ns are clamped and non-finite
+ * that of the result. A .pftrace (SP_FORMAT_PERFETTO) keeps what the JSON
+ * keeps and the GPU records, runtime calls, device properties and memory
+ * peaks, not op supplements, collectives' details or Python call ids; only
+ * stepprof's own .pftrace files are read. Times outside [0, 2^62] ns are clamped and non-finite
  * counter values become 0, so any file gives a result the tables can use.
  * opts may be NULL for the defaults.
  * On success *out holds one reference (owned: pair with sp_result_release).

@@ -136,7 +136,8 @@ PyMODINIT_FUNC PyInit__core(void)
         PyModule_AddIntConstant(m, "FORMAT_AUTO", SP_FORMAT_AUTO) < 0 ||
         PyModule_AddIntConstant(m, "FORMAT_JSON", SP_FORMAT_JSON) < 0 ||
         PyModule_AddIntConstant(m, "FORMAT_JSON_GZ", SP_FORMAT_JSON_GZ) < 0 ||
-        PyModule_AddIntConstant(m, "FORMAT_PROTOBUF", SP_FORMAT_PROTOBUF) < 0) {
+        PyModule_AddIntConstant(m, "FORMAT_PROTOBUF", SP_FORMAT_PROTOBUF) < 0 ||
+        PyModule_AddIntConstant(m, "FORMAT_PERFETTO", SP_FORMAT_PERFETTO) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -24,7 +24,7 @@ _MEM_TYPES = ("Allocate", "Free", "ReservedAllocate", "ReservedFree")
 FLAG_INSTANT, FLAG_COUNTER, FLAG_UNCLOSED, FLAG_OVERLAP = 1, 2, 4, 8
 
 _FORMATS = {"json": _core.FORMAT_AUTO, "json.gz": _core.FORMAT_JSON_GZ, "gz": _core.FORMAT_JSON_GZ,
-            "pb": _core.FORMAT_PROTOBUF}
+            "pb": _core.FORMAT_PROTOBUF, "pftrace": _core.FORMAT_PERFETTO}
 
 
 def format_code(format):
@@ -37,7 +37,7 @@ def format_code(format):
     try:
         return _FORMATS[format]
     except KeyError:
-        raise ValueError(f"format must be 'json', 'json.gz' or 'pb', got {format!r}") from None
+        raise ValueError(f"format must be 'json', 'json.gz', 'pb' or 'pftrace', got {format!r}") from None
 
 
 def export_skipped(path, format):
@@ -288,7 +288,8 @@ class ProfilerResult:
 
     def export(self, path, format="json"):
         """Writes the span as Chrome-trace JSON (gzip for "json.gz" or a
-        path ending in .gz; "pb" for paddle's protobuf). The file appears whole
+        path ending in .gz; "pb" for paddle's protobuf; "pftrace" or a path
+        ending in .pftrace for a Perfetto trace). The file appears whole
         (temporary + rename). "txt": nothing written (export_skipped)."""
         code = format_code(format)
         if code is None:

@@ -21,6 +21,7 @@
 #include "json_heads.h"
 #include "json_kineto.h"
 #include "json_python.h"
+#include "perfetto.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -735,6 +736,7 @@ sp_status sp__export(const sp_result *r, const char *path, sp_format format)
     if (!path || !*path) return sp__fail(SP_EINVAL, "export: empty output path");
     switch (format) {
     case SP_FORMAT_AUTO:
+        if (ends_with(path, ".pftrace")) return sp__export_perfetto(r, path);
         return write_trace(r, path, ends_with(path, ".gz"));
     case SP_FORMAT_JSON:
         return write_trace(r, path, 0);
@@ -742,6 +744,8 @@ sp_status sp__export(const sp_result *r, const char *path, sp_format format)
         return write_trace(r, path, 1);
     case SP_FORMAT_PROTOBUF:
         return sp__export_protobuf(r, path);
+    case SP_FORMAT_PERFETTO:
+        return sp__export_perfetto(r, path);
     }
     return sp__fail(SP_EINVAL, "export: unknown format %d", (int)format);
 }

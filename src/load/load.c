@@ -25,8 +25,14 @@ void sp_load_options_init(sp_load_options *opts)
 /* What stepprof reads, for the message about a file it does not. */
 #define FORMATS_READ                                                                               \
     "stepprof reads Chrome-trace JSON (.json, starting with '{' or '['), gzip-compressed JSON "    \
-    "(.json.gz), paddle's protobuf NodeTreesProto (.pb) and stepprof's crash and stream dumps "    \
-    "(.spdump)"
+    "(.json.gz), paddle's protobuf NodeTreesProto (.pb), the Perfetto traces stepprof writes "    \
+    "(.pftrace) and stepprof's crash and stream dumps (.spdump)"
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
 
 /* n, less the bytes of a UTF-8 sequence that s[0..n) cuts at its end. */
 static size_t whole_utf8(const unsigned char *s, size_t n)
@@ -118,6 +124,10 @@ static sp_status sniff(FILE *f, const char *path, sp_format *format, int *is_dum
         *is_dump = 1;
         return SP_OK;
     }
+    if (sp__is_pftrace(head, n)) {
+        *format = SP_FORMAT_PERFETTO;
+        return SP_OK;
+    }
     if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b) {
         *format = SP_FORMAT_JSON_GZ;
         return SP_OK;
@@ -204,7 +214,7 @@ sp_status sp_result_load(const char *path, const sp_load_options *opts, sp_resul
     if (!opts) opts = &defaults;
     sp_format format = opts->format;
     if (format != SP_FORMAT_AUTO && format != SP_FORMAT_JSON && format != SP_FORMAT_JSON_GZ &&
-        format != SP_FORMAT_PROTOBUF)
+        format != SP_FORMAT_PROTOBUF && format != SP_FORMAT_PERFETTO)
         return sp__fail(SP_EINVAL, "sp_result_load: unknown format %d", (int)format);
     sp_status s = SP_OK;
     FILE *f = open_input(path, &s);
@@ -213,9 +223,15 @@ sp_status sp_result_load(const char *path, const sp_load_options *opts, sp_resul
     unsigned char head[64];
     size_t head_len = 0;
     if (format == SP_FORMAT_AUTO) s = sniff(f, path, &format, &is_dump, head, &head_len, &text);
+    /* Another producer's Perfetto trace sniffs as protobuf: its name says
+     * what it is, and the Perfetto reader says why it cannot be read. */
+    if (s == SP_OK && format == SP_FORMAT_PROTOBUF && !is_dump && ends_with(path, ".pftrace"))
+        format = SP_FORMAT_PERFETTO;
     if (s == SP_OK) {
         if (is_dump) {
             s = sp__load_dump(f, path, opts, out);
+        } else if (format == SP_FORMAT_PERFETTO) {
+            s = sp__load_pftrace(f, path, opts, out);
         } else if (format == SP_FORMAT_PROTOBUF) {
             s = sp__load_pb(f, path, opts, out);
             if (s == SP_EFORMAT && text) s = unrecognised(path, head, head_len, 1);

@@ -82,6 +82,10 @@ sp_status sp__load_pb_to(FILE *f, const char *path, const sp_load_options *opts,
  * file order; *count 0 (nothing loaded) for a file that holds no ranks. */
 sp_status sp__load_pb_ranks(FILE *f, const char *path, const sp_load_options *opts, sp_result ***out,
                             size_t *count);
+/* Stepprof's own Perfetto traces (load_pftrace.c); sp__is_pftrace tells
+ * one from the file's first n bytes. */
+int sp__is_pftrace(const unsigned char *head, size_t n);
+sp_status sp__load_pftrace(FILE *f, const char *path, const sp_load_options *opts, sp_result **out);
 sp_status sp__load_json(FILE *f, const char *path, const sp_load_options *opts, sp_result **out);
 /* Crash dumps (load_dump.c, src/record/crash.h): sp__is_dump tells one from
  * the file's first n bytes; sp__load_dump reads it. */

@@ -209,8 +209,9 @@ static void test_cli_unrecognised_and_corrupt_files(void)
     static const char formats[] =
         "stepprof reads Chrome-trace JSON (.json, starting with '{' or '['), gzip-compressed JSON "
         "(.json.gz), "
-        "paddle's protobuf NodeTreesProto (.pb) and stepprof's crash and stream dumps (.spdump)\n";
-    char want[600];
+        "paddle's protobuf NodeTreesProto (.pb), the Perfetto traces stepprof writes (.pftrace) "
+        "and stepprof's crash and stream dumps (.spdump)\n";
+    char want[800];
     CHECK_EQ(1,
              cli_after("printf 'hello world\\nsecond line\\n' >notes.txt &&", "summary notes.txt"));
     snprintf(want, sizeof want,

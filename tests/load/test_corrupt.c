@@ -152,7 +152,8 @@ static void test_corrupt_unrecognised_format(void)
     static const char formats[] =
         "stepprof reads Chrome-trace JSON (.json, starting with '{' or '['), gzip-compressed JSON "
         "(.json.gz), "
-        "paddle's protobuf NodeTreesProto (.pb) and stepprof's crash and stream dumps (.spdump)";
+        "paddle's protobuf NodeTreesProto (.pb), the Perfetto traces stepprof writes (.pftrace) "
+        "and stepprof's crash and stream dumps (.spdump)";
     char want[1200];
     write_file("hello world\nsecond line\n", 24);
     CHECK_EQ(SP_EFORMAT, try_load(SP_FORMAT_AUTO));

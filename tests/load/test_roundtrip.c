@@ -328,6 +328,41 @@ static void test_roundtrip_json_keeps_cpu_tables(void)
     sp_result_release(live);
 }
 
+/* A .pftrace keeps every table but the op supplements' (not carried):
+ * GPU records, runtime calls, memory, marks, odd names, drops, counters. */
+static void test_roundtrip_pftrace_keeps_tables(void)
+{
+    sp_result *live = fixture_result(1);
+    const char *path = path_of("fixture.pftrace");
+    CHECK_OK(sp_result_export(live, path, SP_FORMAT_AUTO));
+    sp_result *loaded = load(path);
+    if (loaded) {
+        check_same(live, loaded);
+        CHECK_EQ(live->device_count, loaded->device_count);
+        for (size_t d = 0; d < live->device_count && d < loaded->device_count; d++) {
+            CHECK_EQ(live->devices[d].thread, loaded->devices[d].thread);
+            CHECK_EQ(live->devices[d].runtime, loaded->devices[d].runtime);
+            CHECK_EQ(live->devices[d].bytes, loaded->devices[d].bytes);
+            CHECK_EQ(0, memcmp(&live->devices[d].detail, &loaded->devices[d].detail,
+                               sizeof live->devices[d].detail));
+        }
+        CHECK_EQ(1, loaded->threads[0].runtimes[2].driver);
+        CHECK_EQ(5, loaded->threads[0].mem_count);
+        CHECK_EQ(live->threads[1].dropped, loaded->threads[1].dropped);
+        CHECK_EQ(1, loaded->device_prop_count);
+        if (loaded->device_prop_count == 1)
+            CHECK_EQ(0, memcmp(&live->device_props[0], &loaded->device_props[0], sizeof *live->device_props));
+        /* Saved again, the file is the same byte for byte. */
+        const char *again = path_of("again.pftrace");
+        CHECK_OK(sp_result_export(loaded, again, SP_FORMAT_PERFETTO));
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, "cmp -s %s %s", path, again);
+        CHECK_EQ(0, system(cmd));
+    }
+    sp_result_release(loaded);
+    sp_result_release(live);
+}
+
 /* CPU utilisation at a rounding edge: 35.37496% prints 35.37; six decimals
  * of the fraction (0.353750) would load back as 35.375 and print 35.38. */
 static void test_roundtrip_json_keeps_cpu_utilization_digits(void)
@@ -419,10 +454,13 @@ static void test_roundtrip_recorded_span(void)
         const char *pb = path_of("recorded.pb"), *json = path_of("recorded.json");
         CHECK_OK(sp_result_export_protobuf(live, pb));
         CHECK_OK(sp_result_export(live, json, SP_FORMAT_JSON));
-        const char *gz = path_of("recorded.json.gz");
+        const char *gz = path_of("recorded.json.gz"), *pf = path_of("recorded.pftrace");
         CHECK_OK(sp_result_export(live, gz, SP_FORMAT_JSON_GZ));
-        sp_result *a = load(pb), *b = load(json), *c = load(gz);
+        CHECK_OK(sp_result_export(live, pf, SP_FORMAT_AUTO));
+        sp_result *a = load(pb), *b = load(json), *c = load(gz), *d = load(pf);
         if (a) check_same(live, a);
+        if (d) check_same(live, d);
+        sp_result_release(d);
         /* The JSON lacks only per-thread drop counts (none here). */
         flag_mask = ~(unsigned)SP_EVENT_FLAG_UNCLOSED;
         if (b) check_same(live, b);
@@ -554,8 +592,10 @@ static void test_roundtrip_depth_1m(void)
     static const struct {
         const char *name;
         sp_format format;
-    } files[] = {{"deep.pb", SP_FORMAT_PROTOBUF}, {"deep.json", SP_FORMAT_JSON}};
-    for (size_t i = 0; i < 2; i++) {
+    } files[] = {{"deep.pb", SP_FORMAT_PROTOBUF},
+                 {"deep.json", SP_FORMAT_JSON},
+                 {"deep.pftrace", SP_FORMAT_PERFETTO}};
+    for (size_t i = 0; i < 3; i++) {
         const char *path = path_of(files[i].name);
         CHECK_OK(sp_result_export(r, path, files[i].format));
         sp_result *back = NULL;
@@ -573,6 +613,7 @@ int main(void)
     RUN_TEST(test_roundtrip_pb_keeps_every_table);
     RUN_TEST(test_roundtrip_json_keeps_cpu_tables);
     RUN_TEST(test_roundtrip_json_keeps_cpu_utilization_digits);
+    RUN_TEST(test_roundtrip_pftrace_keeps_tables);
     RUN_TEST(test_roundtrip_recorded_span);
     RUN_TEST(test_load_paddle_file);
     RUN_TEST(test_load_empty_result);

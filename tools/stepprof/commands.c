@@ -394,11 +394,12 @@ int cli_rank_summary(int argc, char **argv, const char *time_unit)
 /* ---- convert ---- */
 
 static const char convert_help[] =
-    "usage: stepprof convert FILE -o OUT [--format json|json.gz|pb]\n"
+    "usage: stepprof convert FILE -o OUT [--format json|json.gz|pb|pftrace]\n"
     "\n"
     "Writes a saved result in another format, chosen by OUT's name: .pb for\n"
     "paddle's NodeTreesProto, .gz for gzip-compressed Chrome-trace JSON,\n"
-    "anything else for Chrome-trace JSON; --format overrides the name. OUT\n"
+    ".pftrace for a Perfetto trace, anything else for Chrome-trace JSON;\n"
+    "--format overrides the name. OUT\n"
     "appears whole or not at all. Every format keeps the host events and the GPU\n"
     "records.\n"
     "Values may be joined to their option: --output=OUT, --format=pb.\n";
@@ -423,7 +424,7 @@ int cli_convert(int argc, char **argv)
             if (!v) return cli_missing_value("convert", a, "OUT");
             out = v;
         } else if (cli_option(argc, argv, &i, "--format", &v)) {
-            if (!v) return cli_missing_value("convert", "--format", "json|json.gz|pb");
+            if (!v) return cli_missing_value("convert", "--format", "json|json.gz|pb|pftrace");
             format = v;
         } else if (a[0] == '-' && a[1] != '\0') {
             return cli_unknown_option("convert", a, no_flags);
@@ -440,15 +441,21 @@ int cli_convert(int argc, char **argv)
     if (format) {
         if (strcmp(format, "pb") == 0) {
             pb = 1;
+        } else if (strcmp(format, "pftrace") == 0) {
+            pb = 0;
+            fmt = SP_FORMAT_PERFETTO;
         } else if (strcmp(format, "json") == 0 || strcmp(format, "json.gz") == 0) {
             pb = 0;
             fmt = strcmp(format, "json") == 0 ? SP_FORMAT_JSON : SP_FORMAT_JSON_GZ;
         } else {
-            return cli_usage_error("convert", "unknown format '%s' (json, json.gz or pb)", format);
+            return cli_usage_error("convert", "unknown format '%s' (json, json.gz, pb or pftrace)",
+                                   format);
         }
     } else {
         pb = ends_with(out, ".pb");
-        fmt = ends_with(out, ".gz") ? SP_FORMAT_JSON_GZ : SP_FORMAT_JSON;
+        fmt = ends_with(out, ".gz")        ? SP_FORMAT_JSON_GZ
+              : ends_with(out, ".pftrace") ? SP_FORMAT_PERFETTO
+                                           : SP_FORMAT_JSON;
     }
     sp_result *r;
     int rc = cli_load(file, &r);
