@@ -98,7 +98,8 @@ static void comm_hook(sp_profiler *prof, sp_span_event event, void *user)
     comm_buffer *b = user;
     pthread_mutex_lock(&b->lock);
     if (event == SP_SPAN_BEGIN) b->armed = 1;
-    if (event == SP_SPAN_COLLECT && b->n) b->handed = sp_profiler_add_comm_info(prof, b->recs, b->n);
+    if (event == SP_SPAN_COLLECT && b->n)
+        b->handed = sp_profiler_add_comm_info(prof, b->recs, b->n);
     if (event != SP_SPAN_BEGIN) {
         b->n = 0;
         b->armed = 0;
@@ -112,8 +113,8 @@ static void *collective_thread(void *arg)
     sp_range_begin(SP_EVENT_COMMUNICATION, "MPI_Allreduce");
     pthread_mutex_lock(&b->lock);
     if (b->armed && b->n < 4)
-        b->recs[b->n++] = (sp_comm_info){(uint64_t)gettid(), realtime_ns(), "allreduce", 9,
-                                         "MPI_COMM_WORLD", 14, 4, 16384, 7};
+        b->recs[b->n++] = (sp_comm_info){
+            (uint64_t)gettid(), realtime_ns(), "allreduce", 9, "MPI_COMM_WORLD", 14, 4, 16384, 7};
     pthread_mutex_unlock(&b->lock);
     sp_range_end();
     return NULL;
