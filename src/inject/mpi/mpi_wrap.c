@@ -58,7 +58,7 @@ static size_t record_count, record_room;
 static uint64_t dropped;
 static int drop_said;
 static int keyval = MPI_KEYVAL_INVALID;
-static int next_comm;   /* "comm<N>": unnamed communicators, by first use */
+static int next_comm;   /* "comm<N>@<leader>": unnamed communicators, by first use */
 static atomic_int used; /* a wrapped collective ran: the backend is "mpi" */
 
 static int64_t realtime_ns(void)
@@ -73,6 +73,21 @@ static int forget_state(MPI_Comm comm, int key, void *state, void *extra)
     (void)comm, (void)key, (void)extra;
     free(state);
     return MPI_SUCCESS;
+}
+
+/* The MPI_COMM_WORLD rank of comm's rank 0, or -1. It tells apart the
+ * groups of one split, which the ranks of each group number alike. */
+static int leader_of(MPI_Comm comm)
+{
+    MPI_Group group, world;
+    int zero = 0, leader = -1;
+    if (PMPI_Comm_group(comm, &group) != MPI_SUCCESS) return -1;
+    if (PMPI_Comm_group(MPI_COMM_WORLD, &world) == MPI_SUCCESS) {
+        PMPI_Group_translate_ranks(group, 1, &zero, world, &leader);
+        PMPI_Group_free(&world);
+    }
+    PMPI_Group_free(&group);
+    return leader == MPI_UNDEFINED ? -1 : leader;
 }
 
 /* comm's state, made at its first collective; NULL for MPI_COMM_NULL (the
@@ -96,7 +111,7 @@ static comm_state *state_of(MPI_Comm comm)
     if (len > 0)
         snprintf(s->name, sizeof s->name, "%s", name);
     else
-        snprintf(s->name, sizeof s->name, "comm%d", next_comm++);
+        snprintf(s->name, sizeof s->name, "comm%d@%d", next_comm++, leader_of(comm));
     if (PMPI_Comm_set_attr(comm, keyval, s) != MPI_SUCCESS) {
         free(s);
         return NULL;
