@@ -3,6 +3,9 @@ and on split, duplicated and named communicators) with 4 Open MPI ranks and
 libstepprof_mpi.so preloaded, and checks what each rank's trace says of
 each call: its range, collective, process group, group size, the bytes this
 rank sends (docs/c-api.md, "MPI programs") and its seq on its communicator.
+Run again with STEPPROF_MPI_RECORDS=4, each rank describes its first four
+collectives only, keeps the rest as bare ranges, and says so twice on
+stderr: once when the buffer fills, once at exit with the count.
 
 usage: mpi_colls_check.py MPIRUN PROGRAM WRAPPER OUTDIR   (no arguments: MPI
 was not found at configure time; the test is skipped, exit 77)."""
@@ -44,6 +47,23 @@ def main(argv):
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     run(mpirun, exe, wrapper, out)
+    check(out, expected)
+    shutil.rmtree(out)
+    os.makedirs(out)
+    said = run(mpirun, exe, wrapper, out, ["STEPPROF_MPI_RECORDS=4"]).splitlines()
+    bare = (None,) * 5
+    check(out, lambda r: expected(r)[:4] + [(e[0],) + bare for e in expected(r)[4:]])
+    full = [s for s in said if "stepprof_mpi: more than 4 collectives in one span" in s]
+    count = [s for s in said
+             if "stepprof_mpi: 7 collectives were not described (over 4 per span)" in s]
+    if len(full) != RANKS or len(count) != RANKS:
+        fail("with STEPPROF_MPI_RECORDS=4, want one line when the buffer fills and one at exit "
+             "per rank:\n" + "\n".join(said))
+    print(f"ok: {RANKS} ranks, {len(expected(0))} collectives each, as described; capped at 4")
+    return 0
+
+
+def check(out, want_of):
     for r in range(RANKS):
         paths = glob.glob(os.path.join(out, f"*_rank{r}_time_*.paddle_trace.json"))
         if len(paths) != 1:
@@ -54,11 +74,9 @@ def main(argv):
                 e["args"].get("Group size"), e["args"].get("bytes"), e["args"].get("seq"))
                for e in sorted(trace["traceEvents"], key=lambda e: e.get("ts", 0))
                if e.get("ph") == "X" and e.get("name", "").startswith("MPI_")]
-        want = expected(r)
+        want = want_of(r)
         if got != want:
             fail(f"rank {r}:\n got  {got}\n want {want}")
-    print(f"ok: {RANKS} ranks, {len(want)} collectives each, as described")
-    return 0
 
 
 if __name__ == "__main__":

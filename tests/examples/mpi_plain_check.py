@@ -25,7 +25,10 @@ CALLS = ["MPI_Allreduce"] * 3 + ["MPI_Bcast"] + ["MPI_Allreduce"] * 3 + ["MPI_Bc
 ARGS = {"MPI_Allreduce": ("allreduce", 2048 * 4), "MPI_Bcast": ("broadcast", 8)}
 
 
-def run(mpirun, exe, wrapper, out):
+def run(mpirun, exe, wrapper, out, extra=()):
+    """Runs exe on RANKS ranks with the wrapper and the zero-code variables,
+    plus extra (NAME=VALUE, passed with -x); returns its output, which must
+    say nothing of the wrapper's unless extra is given."""
     env = dict(os.environ)
     for k in list(env):
         if k.startswith("STEPPROF_") or k in (
@@ -34,13 +37,17 @@ def run(mpirun, exe, wrapper, out):
             del env[k]
     cmd = [mpirun, "--allow-run-as-root", "--oversubscribe", "-np", str(RANKS),
            "-x", f"LD_PRELOAD={wrapper}", "-x", "STEPPROF_STEPS=0:1", "-x", "STEPPROF_RANKS=all",
-           "-x", f"STEPPROF_OUT={out}", exe]
+           "-x", f"STEPPROF_OUT={out}"]
+    for setting in extra:
+        cmd += ["-x", setting]
+    cmd.append(exe)
     p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                        timeout=120)
     if p.returncode != 0:
         fail(f"{' '.join(cmd)} exited {p.returncode}:\n{p.stdout}")
-    if "stepprof_mpi:" in p.stdout:
+    if not extra and "stepprof_mpi:" in p.stdout:
         fail(f"the wrapper complained:\n{p.stdout}")
+    return p.stdout
 
 
 def check_rank(out, r, host):

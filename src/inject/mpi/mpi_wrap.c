@@ -34,9 +34,10 @@
 
 #define SP_MPI_API __attribute__((visibility("default")))
 
-/* Records kept per span; past it collectives are still ranges, without
- * their description, and counted. ~120 bytes each: at most ~30 MB. */
-enum { RECORDS_MAX = 1 << 18, GROUP_MAX = 64 };
+/* Records kept per span (STEPPROF_MPI_RECORDS changes it); past it
+ * collectives are still ranges, without their description, and counted.
+ * ~120 bytes each: at most ~30 MB by default. */
+enum { RECORDS_DEFAULT = 1 << 18, GROUP_MAX = 64 };
 
 typedef struct comm_state {
     int64_t seq; /* the next collective's index on this communicator */
@@ -54,7 +55,7 @@ typedef struct record {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static record *records;
-static size_t record_count, record_room;
+static size_t record_count, record_room, records_max = RECORDS_DEFAULT;
 static uint64_t dropped;
 static int drop_said;
 static int keyval = MPI_KEYVAL_INVALID;
@@ -123,7 +124,8 @@ static void keep(const record *r)
 {
     if (record_count == record_room) {
         size_t room = record_room ? record_room * 2 : 256;
-        record *grown = room <= RECORDS_MAX ? realloc(records, room * sizeof *grown) : NULL;
+        if (room > records_max) room = records_max;
+        record *grown = room > record_room ? realloc(records, room * sizeof *grown) : NULL;
         if (!grown) {
             dropped++;
             if (!drop_said) {
@@ -223,6 +225,18 @@ static void collect_hook(sp_profiler *prof, sp_span_event event, void *user)
 
 __attribute__((constructor)) static void register_hook(void)
 {
+    const char *max = getenv("STEPPROF_MPI_RECORDS");
+    if (max && *max) {
+        char *rest;
+        unsigned long long n = strtoull(max, &rest, 10);
+        if (*rest || n == 0 || n > (1ull << 24) || *max == '-')
+            fprintf(stderr,
+                    "stepprof_mpi: STEPPROF_MPI_RECORDS='%s' is not a number of "
+                    "collectives from 1 to %llu; it stays %zu\n",
+                    max, 1ull << 24, records_max);
+        else
+            records_max = (size_t)n;
+    }
     if (sp_collect_hook_add(collect_hook, NULL) != SP_OK)
         fprintf(stderr, "stepprof_mpi: %s; collectives are recorded as ranges only\n",
                 sp_last_error());
@@ -231,8 +245,8 @@ __attribute__((constructor)) static void register_hook(void)
 __attribute__((destructor)) static void say_dropped(void)
 {
     if (dropped)
-        fprintf(stderr, "stepprof_mpi: %llu collectives were not described (over %d per span)\n",
-                (unsigned long long)dropped, RECORDS_MAX);
+        fprintf(stderr, "stepprof_mpi: %llu collectives were not described (over %zu per span)\n",
+                (unsigned long long)dropped, records_max);
 }
 
 /* ---- the wrapped collectives (MPI-3 C bindings) ---- */
