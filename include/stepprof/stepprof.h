@@ -862,6 +862,25 @@ SP_API sp_status sp_profiler_add_comm_info(sp_profiler *prof, const sp_comm_info
  * Threads: as sp_profiler_add_events. */
 SP_API sp_status sp_profiler_set_dist_backend(sp_profiler *prof, const char *backend);
 
+/* A process-wide span hook, for a library that records beside stepprof but
+ * has no profiler of its own and cannot set a profiler's options (an MPI or
+ * NCCL wrapper, LD_PRELOAD'ed into an unmodified program). Every profiler
+ * of the process calls it as it calls its own sp_options.span_hook, right
+ * after that one: SP_SPAN_BEGIN when a span starts recording, then
+ * SP_SPAN_COLLECT just before the span is collected or SP_SPAN_DISCARD when
+ * it ends uncollected, on the thread that drives that profiler. There the
+ * hook may hand records over with sp_profiler_add_comm_info, _add_events,
+ * _add_op_info and _set_dist_backend; it may not drive the profiler (as
+ * span_hook). Hooks run in the order added, for spans that start after the
+ * call. A hook cannot be removed: fn and user must stay valid until the
+ * process exits (add it from a library that is never unloaded).
+ * Errors: SP_EINVAL (fn NULL), SP_ENOMEM (SP_COLLECT_HOOK_MAX hooks are
+ * already added). Adding the same fn and user again does nothing.
+ * Threads: any, also from a library constructor. */
+#define SP_COLLECT_HOOK_MAX 8
+typedef void (*sp_collect_hook_fn)(sp_profiler *prof, sp_span_event event, void *user);
+SP_API sp_status sp_collect_hook_add(sp_collect_hook_fn fn, void *user);
+
 typedef enum sp_format {
     SP_FORMAT_AUTO = 0, /* from the path: ".gz" -> JSON_GZ, ".pftrace" ->
                            PERFETTO, otherwise JSON */

@@ -46,6 +46,10 @@ struct sp__external *sp__profiler_external(sp_profiler *prof);
  * copied into each span's result as it is collected. */
 char *sp__profiler_dist_backend(sp_profiler *prof);
 
+/* Calls every sp_collect_hook_add hook with prof and event, in the order
+ * they were added (collect_hooks.c). */
+void sp__collect_hooks_run(sp_profiler *prof, sp_span_event event);
+
 /* The benchmark timer stack (timer_stack.c). */
 typedef struct sp__timer sp__timer;
 int64_t sp__timer_now_ns(void);

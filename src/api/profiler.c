@@ -42,7 +42,7 @@ struct sp_profiler {
     char export_error[512];
     sp__timer timer;
     sp__external external; /* sp_profiler_add_events' ranges for the span being recorded */
-    int span_hooked;       /* span_hook was told BEGIN, and not yet COLLECT or DISCARD */
+    int span_hooked;       /* the hooks were told BEGIN, and not yet COLLECT or DISCARD */
     unsigned fork_gen;  /* sp__record_fork_generation() at create; see inherited() */
     /* Re-entry (reliability.md, "profiler lifecycle"): set while on_trace_ready runs.
      * start/step/stop on this profiler then fail with SP_EBUSY, and destroy
@@ -308,11 +308,13 @@ static sp_status prepare(sp_profiler *p)
     return SP_OK;
 }
 
-/* Tells span_hook that the span ends (COLLECT or DISCARD), once per BEGIN. */
+/* Tells span_hook, then the process-wide collection hooks, about the span:
+ * BEGIN, then once COLLECT or DISCARD. */
 static void call_span_hook(sp_profiler *p, sp_span_event event)
 {
     p->in_hook = 1;
-    p->opts.span_hook(p, event, p->opts.span_hook_user);
+    if (p->opts.span_hook) p->opts.span_hook(p, event, p->opts.span_hook_user);
+    sp__collect_hooks_run(p, event);
     p->in_hook = 0;
 }
 
@@ -332,10 +334,8 @@ static void start_span(sp_profiler *p)
     sp__clock_sync(&p->span_start);
     sp__cpu_sample_take(&p->cpu_start);
     crash_span(p, &p->span_start);
-    if (p->opts.span_hook) {
-        p->span_hooked = 1;
-        call_span_hook(p, SP_SPAN_BEGIN);
-    }
+    p->span_hooked = 1;
+    call_span_hook(p, SP_SPAN_BEGIN);
 }
 
 static void release(sp_profiler *p)
