@@ -80,8 +80,10 @@ def generate_report_assets():
 generate_protobuf()
 report_assets = generate_report_assets()
 cupti_dirs = find_cupti()
-# src/inject/nvtx is the NVTX injection library, a library of its own (CMakeLists.txt).
-core_sources = [p for p in rel("src/**/*.c") if not p.startswith(os.path.join("src", "inject", "nvtx"))]
+# src/inject/nvtx (the NVTX injection library) and src/inject/mpi (the PMPI
+# wrapper) are libraries of their own (CMakeLists.txt), not part of the core.
+core_sources = [p for p in rel("src/**/*.c")
+                if not p.startswith((os.path.join("src", "inject", "nvtx"), os.path.join("src", "inject", "mpi")))]
 core_sources += [os.path.join(GEN_DIR, "nodetree.pb-c.c")] + report_assets
 ext_sources = rel("python/_stepprof/*.c")
 private_dirs = sorted({os.path.dirname(p) for p in core_sources})  # GEN_DIR included
