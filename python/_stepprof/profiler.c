@@ -453,6 +453,49 @@ static PyObject *pr_add_events(PyObject *self, PyObject *arg)
     return spx_raise(s);
 }
 
+/* _add_comm_info(comms): sp_profiler_add_comm_info with a sequence of
+ * (tid, time_ns, collective, group, group_size, bytes, seq) tuples, each
+ * describing the Communication range of thread tid open at time_ns
+ * (CLOCK_REALTIME). Returns as _add_events does. */
+static PyObject *pr_add_comm_info(PyObject *self, PyObject *arg)
+{
+    if (check_reader(SELF) < 0) return NULL;
+    PyObject *seq = PySequence_Fast(arg, "_add_comm_info: a sequence of tuples expected");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    sp_comm_info *c = PyMem_RawMalloc(sizeof *c * (size_t)(n ? n : 1));
+    if (!c) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned long long tid;
+        long long time_ns, group_size, bytes, seq_no;
+        const char *coll, *group;
+        Py_ssize_t coll_len, group_len;
+        if (!PyTuple_Check(items[i]) ||
+            !PyArg_ParseTuple(items[i], "KLs#s#LLL:_add_comm_info", &tid, &time_ns, &coll, &coll_len,
+                              &group, &group_len, &group_size, &bytes, &seq_no)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "_add_comm_info: (tid, time_ns, collective, group, "
+                                                 "group_size, bytes, seq) expected");
+            PyMem_RawFree(c);
+            Py_DECREF(seq);
+            return NULL;
+        }
+        c[i] = (sp_comm_info){(uint64_t)tid, time_ns,   coll,  (size_t)coll_len, group, (size_t)group_len,
+                              group_size,     bytes,     seq_no};
+    }
+    /* The texts are borrowed from the tuples, which seq keeps alive. */
+    sp_status s = sp_profiler_add_comm_info(SELF->prof, c, (size_t)n);
+    PyMem_RawFree(c);
+    Py_DECREF(seq);
+    if (s == SP_OK) Py_RETURN_TRUE;
+    if (s == SP_ESTATE || s == SP_EBUSY) Py_RETURN_FALSE;
+    return spx_raise(s);
+}
+
 /* _handle(): the sp_profiler in a capsule (SPX_PROFILER_CAPSULE), for the
  * torch adapter's sp_profiler_add_op_info (record_api.h). Valid while this
  * object lives; the caller holds it. */
@@ -752,6 +795,10 @@ static PyMethodDef pr_methods[] = {
     {"_add_events", pr_add_events, METH_O,
      "_add_events([(tid, type, name, start_ns, end_ns), ...]): ranges another tracer measured "
      "(CLOCK_REALTIME ns), added to the span being recorded; False when none is."},
+    {"_add_comm_info", pr_add_comm_info, METH_O,
+     "_add_comm_info([(tid, time_ns, collective, group, group_size, bytes, seq), ...]): what "
+     "collectives another tracer saw, each describing the Communication range of its thread open "
+     "at time_ns (CLOCK_REALTIME ns); False when no span records."},
     {"_handle", pr_handle, METH_NOARGS,
      "_handle(): the C profiler in a capsule, for the torch adapter (record_api.h)."},
     {"_add_paddle_pb", pr_add_paddle_pb, METH_VARARGS,

@@ -29,6 +29,7 @@ from ._enums import (LineKind, ProfilerState, ProfilerTarget, SortedKeys, Summar
                      TracerEventType)
 from ._enums import coerce as _coerce
 from . import _paddle_reader
+from ._paddle_comm import CommCapture as _PaddleCommCapture
 from ._paddle_capture import PaddleCapture as _PaddleCapture
 from ._python_tracer import PythonTracer as _PythonTracer
 from ._torch_capture import TorchCapture as _TorchCapture
@@ -320,6 +321,7 @@ class Profiler(_PaddleAttributes, _core.Profiler):
                 pytrace.begin()
             except RuntimeError as e:  # another profiler's tracer runs
                 _warn(f"with_stack / with_modules: {e}; this span has no Python calls")
+        self._paddle_collectives(event)
         cap = getattr(self, "_paddle", None)
         if cap is None:
             return
@@ -333,6 +335,29 @@ class Profiler(_PaddleAttributes, _core.Profiler):
             self._paddle = None
             _warn(f"capturing paddle's events failed ({type(e).__name__}: {e}); this profiler "
                   f"records the hand-marked ranges only from now on")
+
+    def _paddle_collectives(self, event):
+        """paddle.distributed's collectives as Communication ranges with
+        their records (_paddle_comm.py), while a span records, once the
+        program has imported paddle.distributed."""
+        comm = getattr(self, "_paddle_comm", None)
+        if comm is False:  # failed once: left out
+            return
+        try:
+            if event == 0:
+                dist = sys.modules.get("paddle.distributed")
+                if comm is None and dist is not None:
+                    comm = self._paddle_comm = _PaddleCommCapture(dist)
+                if comm is not None:
+                    comm.begin()
+            elif comm is not None:
+                comm.end(self._add_comm_info if event == 1 else None)
+        except Exception as e:  # never stop the loop: say so once, go on without them
+            if comm is not None:
+                comm.end(None)
+            self._paddle_comm = False
+            _warn(f"capturing paddle.distributed's collectives failed ({type(e).__name__}: {e}); "
+                  f"they are left out from now on")
 
     def __enter__(self):
         self.start()

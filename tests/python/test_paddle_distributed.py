@@ -2,7 +2,11 @@
 paddle.distributed.launch (gloo) each write a trace whose distributedInfo
 names its rank of 2, its local rank, the host, the gloo backend and one job
 (the launcher's PADDLE_MASTER) shared by both. paddle's CPU collectives
-pass through no host tracer event, so they are not in the trace."""
+pass through no host tracer event; stepprof wraps paddle.distributed's
+functions while a span records (python/stepprof/_paddle_comm.py), so each
+all_reduce is a Communication range with its collective, group, size,
+bytes and seq, the same seq on both ranks, and the cross-rank summary
+matches them."""
 import json
 import os
 import socket
@@ -50,3 +54,22 @@ def test_paddle_distributed_ranks_name_themselves(tmp_path):
                         "job": info["job"]}, info
         jobs.add(info["job"])
     assert len(jobs) == 1 and "" not in jobs, jobs
+    seqs = []
+    for rank in (0, 1):
+        with open(tmp_path / f"rank{rank}.json") as f:
+            events = json.load(f)["traceEvents"]
+        comms = sorted((e for e in events if e.get("ph") == "X" and e.get("name") == "all_reduce"),
+                       key=lambda e: e["ts"])
+        assert len(comms) == 2, comms  # steps 1 and 2 recorded, one all_reduce each
+        for e in comms:
+            a = e["args"]
+            assert (a.get("Event Type"), a.get("Collective name"), a.get("Process Group Name"),
+                    a.get("Group size"), a.get("bytes")) == ("Communication", "allreduce", "0", 2,
+                                                              64 * 4), a
+        seqs.append([e["args"]["seq"] for e in comms])
+    assert seqs[0] == seqs[1] == [0, 1], seqs
+    cli = os.path.join(os.path.dirname(__file__), "..", "..", "build", "stepprof")
+    out = subprocess.run([cli, "summary", str(tmp_path / "rank0.json"), str(tmp_path / "rank1.json")],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "2 operations matched on every rank (by process group and seq)" in out.stdout, out.stdout
