@@ -26,7 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define MAX_RANK (1 << 20) /* routed pids above are left out, counted */
+#define MAX_RANK (1 << 16) /* routed pids above are left out, counted: a slot per rank up to it */
 
 typedef struct rank_out {
     FILE *f;

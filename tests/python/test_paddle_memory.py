@@ -185,9 +185,12 @@ def fake_memory(fake_paddle, monkeypatch):
         type(self).alive = None
         state["recording_at_stop"] = state["on"]
         t0, t1 = self.t0, time.time_ns()
-        mid = (t0 + t1) // 2
         ev = {k: _Enum(v) for k, v in (("Operator", 0), ("ProfileStep", 2))}
-        op = _Node("op", ev["Operator"], t0 + 10, mid)
+        # The operator spans the whole span, so the test's own RecordEvent
+        # lies inside it: ending it anywhere else (the span's middle, as it
+        # once did) lets the two ranges partly overlap when the RecordEvent
+        # happens to straddle that moment, and the trace is then malformed.
+        op = _Node("op", ev["Operator"], t0 + 10, t1 - 10)
         op.mem_node = [_Mem(kinds["Allocate"], t0 + 20, 64), _Mem(kinds["Free"], t0 + 30, -64)]
         step = _Node("paddle step", ev["ProfileStep"], t0 + 5, t1 - 5)
         step.mem_node = [_Mem(kinds["ReservedAllocate"], t0 + 25, 128)]  # inside op
