@@ -373,13 +373,8 @@ static int second_event(void *ctx, sp__jlex *lx)
     pass *p = ctx;
     mg_rank *r = p->r;
     if (p->seen == r->events) return 1; /* the rest of a cut file */
-    sp__jlex_peek(lx);
-    p->text.len = 0;
-    sp__jlex_tee(lx, &p->text);
     mg_event ev;
-    int rc = sp__merge_next_event(lx, &ev);
-    sp__jlex_tee(lx, NULL);
-    if (rc != 0) return -1;
+    if (sp__merge_next_event_text(lx, &ev, &p->text) != 0) return -1;
     p->seen++;
     if (ev.ph != 'M' || (ev.process_meta != 1 && ev.process_meta != 2)) {
         sp__buf *b = sp__out_buf(p->out);

@@ -80,6 +80,9 @@ int sp__merge_read_dist(sp__jlex *lx, mg_header *h, mg_key_fn other, void *ctx);
 int sp__merge_read_event(sp__jlex *lx, mg_event *ev);
 /* The same, through the fast path of merge_scan.c where it can. */
 int sp__merge_next_event(sp__jlex *lx, mg_event *ev);
+/* sp__merge_next_event that also leaves the event's text in text (its
+ * offsets in ev are relative to it). */
+int sp__merge_next_event_text(sp__jlex *lx, mg_event *ev, sp__buf *text);
 /* The fast path alone: reads the event at [start, end) if it lies whole
  * there in a form it knows; its length, or 0 (nothing read). */
 size_t sp__merge_scan_event(const unsigned char *start, const unsigned char *end, mg_event *ev);

@@ -265,6 +265,16 @@ static int read_events(sp__jlex *lx, mg_event_fn on_event, void *ctx)
     }
 }
 
+int sp__merge_next_event_text(sp__jlex *lx, mg_event *ev, sp__buf *text)
+{
+    sp__jlex_peek(lx); /* whitespace before the event stays out of its text */
+    text->len = 0;
+    sp__jlex_tee(lx, text);
+    int rc = sp__merge_next_event(lx, ev);
+    sp__jlex_tee(lx, NULL);
+    return rc;
+}
+
 int sp__merge_kept_key(const char *key, size_t len)
 {
     static const char *const kept[] = {"deviceProperties",      "ExtraInfo",     "stepprof_counters",

@@ -91,13 +91,8 @@ static int open_rank(splitter *s, rank_out *o)
 static int route(void *ctx, sp__jlex *lx)
 {
     splitter *s = ctx;
-    sp__jlex_peek(lx);
-    s->text.len = 0;
-    sp__jlex_tee(lx, &s->text);
     mg_event ev;
-    int rc = sp__merge_next_event(lx, &ev);
-    sp__jlex_tee(lx, NULL);
-    if (rc != 0) return -1;
+    if (sp__merge_next_event_text(lx, &ev, &s->text) != 0) return -1;
     if (ev.pid_kind != 1 || ev.pid < 0) {
         s->unrouted++;
         return 0;

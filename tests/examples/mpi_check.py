@@ -76,20 +76,23 @@ def main(argv):
         fail(f"the ranks name different jobs: {jobs}")
     if any(s != seqs[0] for s in seqs.values()) or seqs[0] != list(range(6)):
         fail(f"seq differs between ranks or is not 0..5: {seqs}")
-    check_merge(cli, out)
+    check_merge(cli, [os.path.join(out, f"rank{r}.json") for r in range(RANKS)], out,
+                {"MPI_Allreduce"}, 6)
     print(f"ok: {RANKS} ranks, job {jobs.pop()}, seq {seqs[0]} on every rank; merged and summarized")
     return 0
 
 
-def check_merge(cli, out):
-    files = [os.path.join(out, f"rank{r}.json") for r in range(RANKS)]
+def check_merge(cli, files, out, names, calls):
+    """`stepprof merge` of the rank files: every rank's collectives (ranges
+    named in names, calls per rank, seq 0..calls-1) matched with rank 0's and
+    on every rank of the merge; its cross-rank summary is the files'."""
     job = os.path.join(out, "job.json")
     p = subprocess.run([cli, "merge", *reversed(files), "-o", job], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True, timeout=120)
     if p.returncode != 0:
         fail(f"stepprof merge exited {p.returncode}:\n{p.stdout}")
-    if f"({6 * (RANKS - 1)} pairs)" not in p.stdout:
-        fail(f"the merge did not match every all-reduce of every rank with rank 0's:\n{p.stdout}")
+    if f"({calls * (RANKS - 1)} pairs)" not in p.stdout:
+        fail(f"the merge did not match every collective of every rank with rank 0's:\n{p.stdout}")
     with open(job) as f:
         merged = json.load(f)
     ranks = [r["rank"] for r in merged["stepprof_merge"]["ranks"]]
@@ -97,17 +100,16 @@ def check_merge(cli, out):
         fail(f"merged ranks {ranks}")
     by_seq = {}
     for e in merged["traceEvents"]:
-        if e.get("ph") == "X" and e.get("name") == "MPI_Allreduce":
+        if e.get("ph") == "X" and e.get("name") in names:
             by_seq.setdefault(e["args"]["seq"], set()).add(e["pid"])
-    if sorted(by_seq) != list(range(6)) or any(v != set(range(RANKS)) for v in by_seq.values()):
-        fail(f"each all-reduce on every rank of the merge: {by_seq}")
+    if sorted(by_seq) != list(range(calls)) or any(v != set(range(RANKS)) for v in by_seq.values()):
+        fail(f"each collective on every rank of the merge: {by_seq}")
     own = subprocess.run([cli, "summary", *files], stdout=subprocess.PIPE, text=True, timeout=120)
     back = subprocess.run([cli, "summary", job], stdout=subprocess.PIPE, text=True, timeout=120)
     if own.returncode or back.returncode or own.stdout != back.stdout:
         fail(f"summary of the merge differs from the rank files':\n{back.stdout}\n---\n{own.stdout}")
-    if "6 operations matched on every rank" not in own.stdout:
-        fail(f"the cross-rank summary did not match the six all-reduces:\n{own.stdout}")
-
+    if f"{calls} operations matched on every rank" not in own.stdout:
+        fail(f"the cross-rank summary did not match the collectives:\n{own.stdout}")
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv))

@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import sys
 
-from mpi_check import RANKS, SKIP, fail
+from mpi_check import RANKS, SKIP, check_merge, fail
 
 # examples/mpi_plain: 6 iterations, each an MPI_Allreduce of 2048 floats, and
 # an MPI_Bcast of one double after iterations 2 and 5.
@@ -79,34 +79,6 @@ def check_rank(out, r, host):
     return path, info.get("job"), [e["args"].get("seq") for e in comms]
 
 
-def check_merge(cli, files, out):
-    job = os.path.join(out, "job.json")
-    p = subprocess.run([cli, "merge", *reversed(files), "-o", job], stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True, timeout=120)
-    if p.returncode != 0:
-        fail(f"stepprof merge exited {p.returncode}:\n{p.stdout}")
-    if f"({len(CALLS) * (RANKS - 1)} pairs)" not in p.stdout:
-        fail(f"the merge did not match every collective of every rank with rank 0's:\n{p.stdout}")
-    with open(job) as f:
-        merged = json.load(f)
-    ranks = [r["rank"] for r in merged["stepprof_merge"]["ranks"]]
-    if ranks != list(range(RANKS)):
-        fail(f"merged ranks {ranks}")
-    by_seq = {}
-    for e in merged["traceEvents"]:
-        if e.get("ph") == "X" and e.get("name") in ARGS:
-            by_seq.setdefault(e["args"]["seq"], set()).add(e["pid"])
-    if sorted(by_seq) != list(range(len(CALLS))) or any(v != set(range(RANKS))
-                                                        for v in by_seq.values()):
-        fail(f"each collective on every rank of the merge: {by_seq}")
-    own = subprocess.run([cli, "summary", *files], stdout=subprocess.PIPE, text=True, timeout=120)
-    back = subprocess.run([cli, "summary", job], stdout=subprocess.PIPE, text=True, timeout=120)
-    if own.returncode or back.returncode or own.stdout != back.stdout:
-        fail(f"summary of the merge differs from the rank files':\n{back.stdout}\n---\n{own.stdout}")
-    if f"{len(CALLS)} operations matched on every rank" not in own.stdout:
-        fail(f"the cross-rank summary did not match the collectives:\n{own.stdout}")
-
-
 def main(argv):
     if len(argv) != 6 or not argv[1] or not os.path.exists(argv[2]):
         print("skipped: Open MPI (mpicc, mpirun) was not found when the build was configured; "
@@ -126,7 +98,7 @@ def main(argv):
         fail(f"the ranks name different jobs, or none: {jobs}")
     if any(s != list(range(len(CALLS))) for s in seqs.values()):
         fail(f"seq differs between ranks or is not 0..{len(CALLS) - 1}: {seqs}")
-    check_merge(cli, files, out)
+    check_merge(cli, files, out, ARGS, len(CALLS))
     print(f"ok: {RANKS} ranks, {len(CALLS)} collectives each, seq 0..{len(CALLS) - 1} on every "
           "rank; merged and summarized")
     return 0
