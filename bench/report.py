@@ -119,7 +119,7 @@ CONTEXT = [
     ("closed_pair_loop_ns", "closed begin+end, ns per iteration"),
     ("timer_only_pair_loop_ns", "timer-only begin+end, ns per iteration"),
     ("step_stall_1m_ms", "step() at the end of a 1M-range span, ms"),
-    ("step_result_1m_ms", "that span's collection: from step() to on_trace_ready, ms"),
+    ("step_result_1m_ms", "that span's collection: from step() until sp_profiler_result() has it, ms"),
     ("started_closed_pair_loop_ns", "begin+end at a started profiler's CLOSED step, ns per iteration"),
     ("closed_dataloader_loop_ns", "CLOSED step: timed Dataloader pair with an op pair inside, ns"),
     ("tsc2_loop_ns", "two raw rdtsc, ns per iteration (the floor)"),

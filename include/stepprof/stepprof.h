@@ -437,7 +437,10 @@ typedef void (*sp_log_fn)(sp_log_level level, const char *message, void *user);
 /* Called when a span's result is ready (paddle's on_trace_ready): in the
  * step() that follows the last recorded step, in stop(), and in destroy or at
  * exit for a profiler never stopped. The handler runs on the thread that
- * called step/stop; sp_profiler_result(prof) is the new result. Reading calls
+ * called step/stop; sp_profiler_result(prof) is the new result. In step() the
+ * span is still being collected on the profiler's background thread: reading
+ * its result (sp_profiler_result, sp_profiler_export) waits for that, while
+ * the built-in handlers queue their export behind it. Reading calls
  * on prof (result, trace_path, export, step_info) are allowed. start, step
  * and stop on prof fail with SP_EBUSY ("...: called from on_trace_ready; ..."),
  * are counted by sp_profiler_misuse_count and change nothing. destroy on prof
@@ -654,8 +657,9 @@ SP_API sp_state sp_profiler_state(const sp_profiler *prof);
 SP_API int64_t sp_profiler_step_num(const sp_profiler *prof);
 
 /* Returns the most recent span's result, or NULL if none was collected.
- * Borrowed: valid until the next span is collected or the profiler is
- * destroyed; sp_result_retain keeps it longer.
+ * A span that step() ended is collected on the profiler's background
+ * thread; this waits until it is. Borrowed: valid until the next span is
+ * collected or the profiler is destroyed; sp_result_retain keeps it longer.
  * Threads: the thread that calls step/stop. */
 SP_API const sp_result *sp_profiler_result(const sp_profiler *prof);
 

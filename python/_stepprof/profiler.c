@@ -366,7 +366,16 @@ static PyObject *pr_result(PyObject *self, PyObject *unused)
 {
     (void)unused;
     if (check_reader(SELF) < 0) return NULL;
-    return spx_result_wrap(sp_profiler_result(SELF->prof));
+    /* It may wait for the span's collection on the writer thread, which
+     * may log a warning, and so take the GIL. */
+    unsigned long was_busy = SELF->busy;
+    SELF->busy = PyThread_get_thread_ident();
+    const sp_result *r;
+    Py_BEGIN_ALLOW_THREADS
+    r = sp_profiler_result(SELF->prof);
+    Py_END_ALLOW_THREADS
+    SELF->busy = was_busy;
+    return spx_result_wrap(r);
 }
 
 static PyObject *pr_trace_path(PyObject *self, PyObject *unused)

@@ -50,6 +50,33 @@ char *sp__profiler_dist_backend(sp_profiler *prof);
  * they were added (collect_hooks.c). */
 void sp__collect_hooks_run(sp_profiler *prof, sp_span_event event);
 
+/* Spans collected on a profiler's writer thread (span_jobs.c), in the order
+ * they ended, until the profiler adopts their results. */
+typedef struct sp__span_job sp__span_job;
+typedef struct sp__span_queue {
+    sp__span_job *head, *tail;
+} sp__span_queue;
+/* Queues e's collection on w (e's parts move into the job); *ticket gets
+ * its writer ticket. On failure nothing is queued and e still holds its
+ * parts. */
+sp_status sp__span_queue_collect(sp__span_queue *q, sp__writer *w, sp__span_end *e,
+                                 uint64_t *ticket);
+/* Takes every queued span whose collection has finished (all of them,
+ * waiting, if wait), in order, and returns the newest one collected (one
+ * reference for the caller), or NULL if none was. */
+sp_result *sp__span_queue_adopt(sp__span_queue *q, sp__writer *w, int wait);
+int sp__span_queue_empty(const sp__span_queue *q);
+/* Forgets the queued spans (once the writer is idle, or gone after fork). */
+void sp__span_queue_fini(sp__span_queue *q);
+/* Queues, behind its collection, an export of the newest queued span. */
+sp_status sp__span_queue_export(sp__span_queue *q, sp__writer *w, const char *path,
+                                sp_format format);
+/* Tests: called on the writer thread as each queued collection begins. */
+extern void (*sp__span_collect_hook)(void);
+/* Queues on w a discard of every record written up to ticks, then, if
+ * trim, a trim of the pooled chunks (sp__record_trim). */
+sp_status sp__records_discard_queued(sp__writer *w, uint64_t ticks, int trim, uint64_t *ticket);
+
 /* The benchmark timer stack (timer_stack.c). */
 typedef struct sp__timer sp__timer;
 int64_t sp__timer_now_ns(void);

@@ -35,6 +35,14 @@ struct sp_profiler {
     uint64_t step_begin_ticks;
     int step_open;
     sp_result *result;
+    /* Spans ended by step() and being collected on the writer thread; the
+     * newest one collected becomes `result` when the profiler next looks
+     * (adopt). */
+    sp__span_queue jobs;
+    /* The ticket of the last job queued on the writer that touches the
+     * recording buffers (a collection, a discard): until it is done, any
+     * other change to them queues behind it, or waits for it. */
+    uint64_t records_ticket;
     char *trace_path;
     _Atomic uint64_t misuse;
     sp__writer *writer;
@@ -60,6 +68,12 @@ struct sp_profiler {
 
 static pthread_mutex_t owner_lock = PTHREAD_MUTEX_INITIALIZER;
 static sp_profiler *owner;
+/* The writer, and the ticket on it, of the last job queued on any writer
+ * that touches the recording buffers (under owner_lock): a profiler that
+ * takes the tracers waits for it, so that its discards never overtake the
+ * previous owner's collection. */
+static sp__writer *records_writer;
+static uint64_t records_writer_ticket;
 
 /* Read-locked by start, step, stop, destroy and the exit hook; write-locked,
  * for good, by a terminating signal's helper thread (src/inject/
@@ -130,6 +144,7 @@ static void unlock_owner(void)
  * helper thread) does not exist there either. */
 static void forget_owner(void)
 {
+    records_writer = NULL; /* its thread is the parent's */
     owner = NULL;
     unlock_owner();
 }
@@ -288,6 +303,11 @@ static sp_status prepare(sp_profiler *p)
     pthread_mutex_lock(&owner_lock);
     int free_or_mine = !owner || owner == p;
     if (free_or_mine) owner = p;
+    if (free_or_mine && records_writer && records_writer != p->writer) {
+        /* The previous owner's collection may still drain the buffers. */
+        sp__writer_reached(records_writer, records_writer_ticket, 1);
+        records_writer = NULL;
+    }
     pthread_mutex_unlock(&owner_lock);
     if (!free_or_mine) {
         p->holds_tracers = 0;
@@ -306,6 +326,57 @@ static sp_status prepare(sp_profiler *p)
     sp__record_set_active(1);
     if (p->opts.save_on_crash) arm_crash(p);
     return SP_OK;
+}
+
+/* ---- the recording buffers while a collection may be queued ---- */
+
+static void note_records_job(sp_profiler *p, uint64_t ticket)
+{
+    p->records_ticket = ticket;
+    pthread_mutex_lock(&owner_lock);
+    records_writer = p->writer;
+    records_writer_ticket = ticket;
+    pthread_mutex_unlock(&owner_lock);
+}
+
+static int records_busy(sp_profiler *p)
+{
+    return p->writer && p->records_ticket && !sp__writer_reached(p->writer, p->records_ticket, 0);
+}
+
+static void wait_records(sp_profiler *p)
+{
+    if (p->writer && p->records_ticket) sp__writer_reached(p->writer, p->records_ticket, 1);
+}
+
+/* Drops the records so far, and the pooled chunks if trim: at once, or,
+ * while a collection is queued, behind it on the writer thread. */
+static void discard_records(sp_profiler *p, int trim)
+{
+    if (records_busy(p)) {
+        uint64_t now = sp__ticks();
+        uint64_t ticket;
+        sp__record_mark_drained(now);
+        if (sp__records_discard_queued(p->writer, now, trim, &ticket) == SP_OK) {
+            note_records_job(p, ticket);
+            return;
+        }
+        wait_records(p); /* out of memory: here, after the collection */
+    }
+    sp__record_discard();
+    if (trim) sp__record_trim();
+}
+
+/* Makes the newest span collected on the writer thread p's result; waits
+ * for those still being collected if wait. Never in a forked child, where
+ * the writer thread does not exist. */
+static void adopt(sp_profiler *p, int wait)
+{
+    if (inherited(p) || sp__span_queue_empty(&p->jobs)) return;
+    sp_result *r = sp__span_queue_adopt(&p->jobs, p->writer, wait);
+    if (!r) return;
+    sp_result_release(p->result);
+    p->result = r;
 }
 
 /* Tells span_hook, then the process-wide collection hooks, about the span:
@@ -329,7 +400,7 @@ static void start_span(sp_profiler *p)
 {
     end_span_hook(p, SP_SPAN_DISCARD);
     sp__external_clear(&p->external);
-    sp__record_discard(); /* READY's records only warmed the buffers */
+    discard_records(p, 0); /* READY's records only warmed the buffers */
     sp__gpu_discard();
     sp__clock_sync(&p->span_start);
     sp__cpu_sample_take(&p->cpu_start);
@@ -348,12 +419,11 @@ static void release(sp_profiler *p)
     }
     sp__record_set_active(0);
     sp__record_set_memory(0);
-    sp__record_discard();
-    /* Its memory goes too, as the recording buffers' does (sp__record_trim):
-     * a stopped profiler holds nothing of the spans it recorded. */
+    /* Its memory goes too, as the recording buffers' does (the trim): a
+     * stopped profiler holds nothing of the spans it recorded. */
+    discard_records(p, 1);
     sp__external_fini(&p->external);
     sp__external_init(&p->external);
-    sp__record_trim();
     sp__gpu_release();
     pthread_mutex_lock(&owner_lock);
     if (owner == p) owner = NULL;
@@ -374,8 +444,14 @@ static void fill_meta(const sp_profiler *p, sp__span_meta *m)
     sp__dist_meta_fill(m, p->dist_backend);
 }
 
-/* Collects the span into p->result. A failure keeps the previous result. */
-static sp_status stop_with_result(sp_profiler *p)
+/* Ends the span and collects it into p->result. With queue (a step()),
+ * the collection runs on the writer thread and p->result is the span's
+ * once adopted; on_trace_ready may fire at once, since what reads the
+ * result waits for it (sp_profiler_result) or queues behind it (the
+ * built-in handlers). Otherwise, and where the buffers are being streamed
+ * to disk (save_on_crash), it runs here. A failure keeps the previous
+ * result. */
+static sp_status stop_with_result(sp_profiler *p, int queue)
 {
     /* The end sample right at the stop, before collection work (§9) and
      * before another tracer's hand-over, which is profiling work too. */
@@ -389,23 +465,34 @@ static sp_status stop_with_result(sp_profiler *p)
         if (!p->cpu_start.ok) sp__profiler_warn(p, "%s", SP__CPU_WARN_BEGIN);
         if (!cpu_end.ok) sp__profiler_warn(p, "%s", SP__CPU_WARN_END);
     }
+    sp__free(p->trace_path);
+    p->trace_path = NULL;
+    sp__span_end e;
+    sp__collect_span_end(&e, &p->span_start, &meta, &p->external);
+    if (queue && !p->opts.save_on_crash && !p->writer)
+        (void)sp__writer_create(&p->writer, writer_log, p); /* else collected here */
+    uint64_t ticket;
+    if (queue && !p->opts.save_on_crash && p->writer &&
+        sp__span_queue_collect(&p->jobs, p->writer, &e, &ticket) == SP_OK) {
+        note_records_job(p, ticket);
+        return SP_OK;
+    }
+    wait_records(p);
+    adopt(p, 1);
     sp_result *r = NULL;
-    sp_status s = sp__collect_span(&p->span_start, &meta, &p->external, &r);
-    sp__external_clear(&p->external);
+    sp_status s = sp__collect_span_build(&e, &r);
     if (s != SP_OK) {
         sp__profiler_warn(p, "span lost: %s", sp_last_error());
         return s;
     }
     sp_result_release(p->result);
     p->result = r;
-    sp__free(p->trace_path);
-    p->trace_path = NULL;
     return SP_OK;
 }
 
 static void fire_trace_ready(sp_profiler *p)
 {
-    if (!p->result || !p->opts.on_trace_ready.fn) return;
+    if ((!p->result && sp__span_queue_empty(&p->jobs)) || !p->opts.on_trace_ready.fn) return;
     p->in_callback = 1;
     p->opts.on_trace_ready.fn(p, p->opts.on_trace_ready.user);
     p->in_callback = 0;
@@ -428,7 +515,7 @@ static sp_status transition(sp_profiler *p, sp_state next)
     if (prev == SP_STATE_RECORD && next == SP_STATE_READY)
         sp__profiler_warn(p, "Improper schedule: RECORD->READY, profiler will stop and re-prepare");
     if (prev == SP_STATE_RECORD_AND_RETURN) {
-        s = stop_with_result(p);
+        s = stop_with_result(p, 1);
         collected = s == SP_OK;
     }
     if (next == SP_STATE_CLOSED) {
@@ -442,7 +529,7 @@ static sp_status transition(sp_profiler *p, sp_state next)
     } else if (prev == SP_STATE_RECORD && next == SP_STATE_READY) {
         end_span_hook(p, SP_SPAN_DISCARD);
         crash_span(p, NULL);
-        sp__record_discard();
+        discard_records(p, 0);
         sp__gpu_discard();
         sp__external_clear(&p->external);
     }
@@ -654,6 +741,7 @@ static sp_status step_locked(sp_profiler *p, int64_t num_samples)
     if (in_own_callback(p)) return reentered(p, "sp_profiler_step");
     if (!p->started) return misuse(p, "sp_profiler_step: called before sp_profiler_start");
     if (p->stopped) return misuse(p, "sp_profiler_step: called after sp_profiler_stop");
+    adopt(p, 0);
     sp__timer_step(&p->timer, sp__timer_now_ns(), num_samples);
     if (p->opts.timer_only) {
         p->step_num++;
@@ -674,7 +762,7 @@ static sp_status finish(sp_profiler *p, int fire)
     if (p->state == SP_STATE_READY)
         sp__profiler_warn(p, "Improper profiler state transition: READY->CLOSED, profiler will "
                              "start and stop without saving data");
-    sp_status s = recording(p->state) ? stop_with_result(p) : SP_OK;
+    sp_status s = recording(p->state) ? stop_with_result(p, 0) : SP_OK;
     int collected = recording(p->state) && s == SP_OK;
     release(p);
     p->state = SP_STATE_CLOSED;
@@ -727,10 +815,12 @@ static sp_status stop_span(sp_profiler *p, int perf)
     sp__timer_pop(&p->timer);
     if (perf) report_perf_summary(p);
     if (p->opts.timer_only) return SP_OK;
+    adopt(p, 0);
     sp_status collected = finish(p, 1);
     char collect_error[512];
     snprintf(collect_error, sizeof collect_error, "%s", sp_last_error());
     sp_status s = sp__writer_wait(p->writer);
+    adopt(p, 1); /* stop() with nothing to collect: those of earlier steps */
     if (s == SP_OK && collected != SP_OK) s = sp__fail(collected, "%s", collect_error);
     if (s == SP_OK && p->export_status != SP_OK) s = sp__fail(p->export_status, "%s", p->export_error);
     p->export_status = SP_OK;
@@ -782,8 +872,12 @@ static void destroy_now(sp_profiler *p)
     else if (p->started && !p->stopped) sp__timer_pop(&p->timer);
     if (p->writer && !child) {
         sp__writer_wait(p->writer);
+        pthread_mutex_lock(&owner_lock);
+        if (records_writer == p->writer) records_writer = NULL;
+        pthread_mutex_unlock(&owner_lock);
         sp__writer_destroy(p->writer);
     }
+    sp__span_queue_fini(&p->jobs);
     if (p->opts.on_trace_ready.release) p->opts.on_trace_ready.release(p->opts.on_trace_ready.user);
     sp_result_release(p->result);
     sp__free(p->trace_path);
@@ -851,7 +945,14 @@ sp_state sp_profiler_state(const sp_profiler *p)
 }
 
 int64_t sp_profiler_step_num(const sp_profiler *p) { return p ? p->step_num : 0; }
-const sp_result *sp_profiler_result(const sp_profiler *p) { return p ? p->result : NULL; }
+const sp_result *sp_profiler_result(const sp_profiler *p)
+{
+    if (!p) return NULL;
+    /* A span still being collected on the writer thread: its result is
+     * what the caller asks for. The profiler is the caller's to change. */
+    adopt((sp_profiler *)p, 1);
+    return p->result;
+}
 const char *sp_profiler_trace_path(const sp_profiler *p) { return p ? p->trace_path : NULL; }
 uint64_t sp_profiler_misuse_count(const sp_profiler *p) { return p ? atomic_load(&p->misuse) : 0; }
 
@@ -878,6 +979,7 @@ sp_status sp_profiler_export(sp_profiler *p, const char *path, sp_format format)
 {
     if (!p) return sp__fail(SP_EINVAL, "sp_profiler_export: profiler is NULL");
     if (inherited(p)) return inert(p, "sp_profiler_export");
+    adopt(p, 1);
     if (!p->result) return sp__fail(SP_ENODATA, "no profiling result to export yet: a span is "
                                                 "collected at the end of its last recorded step");
     return sp__export(p->result, path, format);
@@ -885,14 +987,17 @@ sp_status sp_profiler_export(sp_profiler *p, const char *path, sp_format format)
 
 sp_status sp__profiler_submit(sp_profiler *p, const char *path, sp_format format)
 {
-    if (!p->result) return sp__fail(SP_ENODATA, "no result to export");
+    if (!p->result && sp__span_queue_empty(&p->jobs))
+        return sp__fail(SP_ENODATA, "no result to export");
     if (!p->writer) {
         sp_status s = sp__writer_create(&p->writer, writer_log, p);
         if (s != SP_OK) return s;
     }
     char *copy = sp__strdup(path);
     if (!copy) return sp__fail(SP_ENOMEM, "out of memory");
-    sp_status s = sp__writer_submit(p->writer, p->result, path, format);
+    sp_status s = sp__span_queue_empty(&p->jobs)
+                      ? sp__writer_submit(p->writer, p->result, path, format)
+                      : sp__span_queue_export(&p->jobs, p->writer, path, format);
     if (s != SP_OK) {
         sp__free(copy);
         return s;

@@ -353,12 +353,38 @@ int sp__collect_external_ops(sp_result *r, const sp__ext_ops *x, const sp__sync 
 int64_t sp__external_time(int64_t real_ns, const sp__sync *start, const sp__sync *stop,
                           const sp__tick_map *map);
 
-/* Collects the span that began at `start`: drains every thread's records up
- * to now, converts ticks to CLOCK_REALTIME ns and builds each thread's
- * nesting. External ranges (may be NULL) join their threads first. On
- * success *out is a result with one reference. */
+/* A span ended but not yet collected: what the thread that ends it must
+ * take at once (the GPU records, the stop sync point, the external data),
+ * so that the drain and the build can run later, on another thread, while
+ * the next span records. */
+typedef struct sp__span_end {
+    sp__sync start, stop;
+    sp__span_meta meta;
+    sp__external external; /* moved from the profiler's (has_external) */
+    int has_external;
+    sp__gpu_batch gpu;
+} sp__span_end;
+
+/* Ends the span that began at `start`, on the thread that ends it: takes the
+ * GPU batch, the stop sync point, and external's contents (external may be
+ * NULL; it is left empty, ready for the next span), and marks the buffers
+ * drained at the stop. */
+void sp__collect_span_end(sp__span_end *e, const sp__sync *start, const sp__span_meta *meta,
+                          sp__external *external);
+
+/* Builds e's result, on any thread but in order with every other drain and
+ * discard: drains every thread's records up to e's stop (later ones stay,
+ * for the next span), converts ticks to CLOCK_REALTIME ns and builds each
+ * thread's nesting. External ranges join their threads first. Frees e's
+ * parts. On success *out is a result with one reference. */
+sp_status sp__collect_span_build(sp__span_end *e, sp_result **out);
+
+/* Frees the parts of a span end that will not be built. */
+void sp__span_end_free(sp__span_end *e);
+
+/* Both of the above at once. */
 sp_status sp__collect_span(const sp__sync *start, const sp__span_meta *meta,
-                           const sp__external *external, sp_result **out);
+                           sp__external *external, sp_result **out);
 
 /* Records saved rather than drained (a crash dump, src/load/load_dump.c),
  * decoded by the same code as a live span (span.c). */

@@ -408,32 +408,60 @@ static sp_status finish_result(collector *c, const span_external *ext, sp__gpu_b
     return SP_OK;
 }
 
-sp_status sp__collect_span(const sp__sync *start, const sp__span_meta *meta,
-                           const sp__external *external, sp_result **out)
+void sp__collect_span_end(sp__span_end *e, const sp__sync *start, const sp__span_meta *meta,
+                          sp__external *external)
 {
+    memset(e, 0, sizeof *e);
     /* The GPU batch first: taking it synchronises the devices, so every
      * kernel launched in the span has finished before the span ends. */
-    sp__gpu_batch gpu = {0};
-    if (sp__gpu_active()) (void)sp__gpu_take(&gpu); /* a failure is counted in the batch */
-    sp__sync stop;
-    sp__clock_sync(&stop);
+    if (sp__gpu_active()) (void)sp__gpu_take(&e->gpu); /* a failure is counted in the batch */
+    e->start = *start;
+    sp__clock_sync(&e->stop);
+    sp__record_mark_drained(e->stop.ticks);
+    if (meta) e->meta = *meta;
+    if (external) {
+        e->external = *external;
+        e->has_external = 1;
+        sp__external_init(external);
+    }
+}
+
+void sp__span_end_free(sp__span_end *e)
+{
+    sp__gpu_batch_free(&e->gpu);
+    if (e->has_external) sp__external_fini(&e->external);
+    e->has_external = 0;
+}
+
+sp_status sp__collect_span_build(sp__span_end *e, sp_result **out)
+{
     collector c = {0};
     c.r = sp__result_new();
     if (!c.r) {
-        sp__gpu_batch_free(&gpu);
-        sp__record_discard(); /* keep the buffers bounded even so */
+        sp__span_end_free(e);
+        sp__record_discard_before(e->stop.ticks); /* keep the buffers bounded even so */
         return sp__fail(SP_ENOMEM, "out of memory collecting the span");
     }
-    sp__clock_map(&c.map, start, &stop);
-    c.end_ns = sp__clock_to_real(&c.map, stop.ticks);
-    c.r->span_start_ns = sp__clock_to_real(&c.map, start->ticks);
+    sp__clock_map(&c.map, &e->start, &e->stop);
+    c.end_ns = sp__clock_to_real(&c.map, e->stop.ticks);
+    c.r->span_start_ns = sp__clock_to_real(&c.map, e->start.ticks);
     c.r->span_end_ns = c.end_ns;
     c.r->span_index = atomic_fetch_add(&span_counter, 1);
-    if (meta) c.r->meta = *meta;
-    sp__record_drain(stop.ticks, on_records, &c, NULL, NULL);
+    c.r->meta = e->meta;
+    sp__record_drain(e->stop.ticks, on_records, &c, NULL, NULL);
     c.r->counters[SP_COUNTER_HOST_DROPPED] += sp__record_take_orphan_drops();
-    span_external ext = {external, start, &stop};
-    return finish_result(&c, &ext, &gpu, out);
+    span_external ext = {e->has_external ? &e->external : NULL, &e->start, &e->stop};
+    sp_status s = finish_result(&c, &ext, &e->gpu, out);
+    sp__span_end_free(e);
+    return s;
+}
+
+sp_status sp__collect_span(const sp__sync *start, const sp__span_meta *meta,
+                           sp__external *external, sp_result **out)
+{
+    sp__span_end e;
+    sp__collect_span_end(&e, start, meta, external);
+    return sp__collect_span_build(&e, out);
 }
 
 sp_status sp__collect_saved(const sp__saved_span *s, sp_result **out)

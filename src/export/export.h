@@ -49,12 +49,25 @@ sp_status sp__mkdirs(const char *dir);
  * 7,889,238 s interval, computed once. */
 int64_t sp__base_time_ns(void);
 
-/* Background writer: runs export jobs in order on its own thread. */
+/* Background writer: runs jobs in order on its own thread, exports and
+ * any other work that must leave the training thread (a span's collection,
+ * src/api/span_jobs.c). Each job gets a ticket, increasing from 1, so that a
+ * caller can wait for one job without waiting for those queued behind it. */
 typedef struct sp__writer sp__writer;
 typedef void (*sp__writer_log_fn)(void *ctx, const char *message);
 sp_status sp__writer_create(sp__writer **out, sp__writer_log_fn log, void *log_ctx);
 /* Queues an export of r (retained until written) to path. */
 sp_status sp__writer_submit(sp__writer *w, const sp_result *r, const char *path, sp_format format);
+/* A job: run(ctx) on the writer thread, then done(ctx) (may be NULL). A
+ * status other than SP_OK is kept as an export failure is (sp__writer_wait),
+ * with sp_last_error()'s message of the writer thread. */
+typedef sp_status (*sp__writer_job_fn)(void *ctx);
+/* Queues run(ctx); *ticket (may be NULL) receives its ticket. On failure
+ * (out of memory) nothing is queued and done(ctx) has not been called. */
+sp_status sp__writer_call(sp__writer *w, sp__writer_job_fn run, void (*done)(void *ctx), void *ctx,
+                          uint64_t *ticket);
+/* Whether the job with ticket t has finished; waits for it first if wait. */
+int sp__writer_reached(sp__writer *w, uint64_t t, int wait);
 /* Waits until every queued job is done; returns SP_EIO if any failed since
  * the last wait (the message names the first failed file). */
 sp_status sp__writer_wait(sp__writer *w);

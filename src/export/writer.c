@@ -1,8 +1,9 @@
-/* writer.c: a background thread that writes exports in submission order, so
- * that step() hands a finished span over and returns at once instead of
- * stalling the training loop for the seconds a big trace takes (torch writes
- * on the caller; semantics.md §3.3). A job holds a reference to its result,
- * so the profiler may move on to the next span meanwhile. */
+/* writer.c: a background thread that runs jobs in submission order, so that
+ * step() hands a finished span over and returns at once instead of stalling
+ * the training loop for the time a big span takes to collect and to write
+ * (torch does both on the caller; semantics.md §3.3). An export job holds a
+ * reference to its result, so the profiler may move on to the next span
+ * meanwhile. */
 #include "export.h"
 
 #include <pthread.h>
@@ -10,26 +11,47 @@
 
 typedef struct job {
     struct job *next;
-    sp_result *result;
-    char *path;
-    sp_format format;
+    sp__writer_job_fn run;
+    void (*done)(void *ctx);
+    void *ctx;
 } job;
 
 struct sp__writer {
     pthread_mutex_t lock;
-    pthread_cond_t wake, idle;
+    pthread_cond_t wake, idle, progress;
     pthread_t thread;
     job *head, *tail;
     int busy, quit;
+    uint64_t issued, finished; /* tickets: the last given, the last done */
     sp_status first_error;
     char error_text[512];
     sp__writer_log_fn log;
     void *log_ctx;
 };
 
+typedef struct export_job {
+    sp_result *result;
+    char *path;
+    sp_format format;
+} export_job;
+
+static sp_status run_export(void *ctx)
+{
+    export_job *e = ctx;
+    return sp__export(e->result, e->path, e->format);
+}
+
+static void free_export(void *ctx)
+{
+    export_job *e = ctx;
+    sp_result_release(e->result);
+    sp__free(e->path);
+    sp__free(e);
+}
+
 static void run_job(sp__writer *w, job *j)
 {
-    sp_status s = sp__export(j->result, j->path, j->format);
+    sp_status s = j->run(j->ctx);
     if (s != SP_OK) {
         if (w->log) w->log(w->log_ctx, sp_last_error());
         pthread_mutex_lock(&w->lock);
@@ -39,8 +61,7 @@ static void run_job(sp__writer *w, job *j)
         }
         pthread_mutex_unlock(&w->lock);
     }
-    sp_result_release(j->result);
-    sp__free(j->path);
+    if (j->done) j->done(j->ctx);
     sp__free(j);
 }
 
@@ -59,6 +80,8 @@ static void *writer_main(void *arg)
         run_job(w, j);
         pthread_mutex_lock(&w->lock);
         w->busy = 0;
+        w->finished++;
+        pthread_cond_broadcast(&w->progress);
         if (!w->head) pthread_cond_broadcast(&w->idle);
     }
     pthread_mutex_unlock(&w->lock);
@@ -72,9 +95,11 @@ sp_status sp__writer_create(sp__writer **out, sp__writer_log_fn log, void *log_c
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->wake, NULL);
     pthread_cond_init(&w->idle, NULL);
+    pthread_cond_init(&w->progress, NULL);
     w->log = log;
     w->log_ctx = log_ctx;
     if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
+        pthread_cond_destroy(&w->progress);
         pthread_cond_destroy(&w->idle);
         pthread_cond_destroy(&w->wake);
         pthread_mutex_destroy(&w->lock);
@@ -85,27 +110,54 @@ sp_status sp__writer_create(sp__writer **out, sp__writer_log_fn log, void *log_c
     return SP_OK;
 }
 
-sp_status sp__writer_submit(sp__writer *w, const sp_result *r, const char *path, sp_format format)
+sp_status sp__writer_call(sp__writer *w, sp__writer_job_fn run, void (*done)(void *ctx), void *ctx,
+                          uint64_t *ticket)
 {
     job *j = sp__alloc(sizeof *j);
-    char *copy = sp__strdup(path);
-    if (!j || !copy) {
-        sp__free(j);
-        sp__free(copy);
-        return sp__fail(SP_ENOMEM, "out of memory queueing %s", path);
-    }
-    j->result = sp_result_retain(r);
-    j->path = copy;
-    j->format = format;
+    if (!j) return sp__fail(SP_ENOMEM, "out of memory queueing work for the writer thread");
+    j->run = run;
+    j->done = done;
+    j->ctx = ctx;
     pthread_mutex_lock(&w->lock);
     if (w->tail)
         w->tail->next = j;
     else
         w->head = j;
     w->tail = j;
+    uint64_t t = ++w->issued;
     pthread_cond_signal(&w->wake);
     pthread_mutex_unlock(&w->lock);
+    if (ticket) *ticket = t;
     return SP_OK;
+}
+
+sp_status sp__writer_submit(sp__writer *w, const sp_result *r, const char *path, sp_format format)
+{
+    export_job *e = sp__alloc(sizeof *e);
+    char *copy = sp__strdup(path);
+    if (!e || !copy) {
+        sp__free(e);
+        sp__free(copy);
+        return sp__fail(SP_ENOMEM, "out of memory queueing %s", path);
+    }
+    e->result = sp_result_retain(r);
+    e->path = copy;
+    e->format = format;
+    sp_status s = sp__writer_call(w, run_export, free_export, e, NULL);
+    if (s != SP_OK) {
+        free_export(e);
+        return sp__fail(s, "out of memory queueing %s", path);
+    }
+    return SP_OK;
+}
+
+int sp__writer_reached(sp__writer *w, uint64_t t, int wait)
+{
+    pthread_mutex_lock(&w->lock);
+    while (wait && w->finished < t) pthread_cond_wait(&w->progress, &w->lock);
+    int reached = w->finished >= t;
+    pthread_mutex_unlock(&w->lock);
+    return reached;
 }
 
 sp_status sp__writer_wait(sp__writer *w)
@@ -131,6 +183,7 @@ void sp__writer_destroy(sp__writer *w)
     pthread_cond_signal(&w->wake);
     pthread_mutex_unlock(&w->lock);
     pthread_join(w->thread, NULL);
+    pthread_cond_destroy(&w->progress);
     pthread_cond_destroy(&w->idle);
     pthread_cond_destroy(&w->wake);
     pthread_mutex_destroy(&w->lock);

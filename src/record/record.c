@@ -98,7 +98,13 @@ void sp__record_set_active(int active)
 
 void sp__record_mark_drained(uint64_t ticks)
 {
-    atomic_store_explicit(&drained_at, ticks, memory_order_relaxed);
+    /* Never back: a collection drained late, on the writer thread, must not
+     * move the floor below the start of a span that began meanwhile. */
+    uint64_t seen = atomic_load_explicit(&drained_at, memory_order_relaxed);
+    while (seen < ticks && !atomic_compare_exchange_weak_explicit(&drained_at, &seen, ticks,
+                                                                  memory_order_relaxed,
+                                                                  memory_order_relaxed)) {
+    }
 }
 
 uint64_t sp__record_drained_at(void)

@@ -165,9 +165,11 @@ static inline int sp__in_chunk(const sp__chunk *c, const sp__word *p)
 typedef void (*sp__drain_fn)(void *ctx, sp__tbuf *thread, const sp__word *words, size_t n,
                              uint64_t ticks);
 
-/* Notes that the buffers were drained at `ticks` (threads.c): a span
- * starts after it, so sp_range_add counts a range that begins before it as
- * misuse. */
+/* Notes that the buffers are drained up to `ticks` (record.c), on the
+ * thread that decides it, which may be before the drain itself runs (a
+ * collection queued on a writer thread): a span starts after it, so
+ * sp_range_add counts a range that begins before it as misuse. The mark
+ * never moves back. */
 void sp__record_mark_drained(uint64_t ticks);
 
 /* The tick count of the last drain: the earliest begin an added range of
@@ -198,10 +200,17 @@ void sp__record_set_memory(int on);
 /* Turns recording on (READY or RECORD) or off. */
 void sp__record_set_active(int active);
 
-/* Drops everything recorded so far (READY -> RECORD). */
+/* Drops everything recorded so far (READY -> RECORD), and marks the
+ * buffers drained now. */
 void sp__record_discard(void);
 
-/* Hands each thread's unread records written at or before end_ticks to fn,
+/* Drops every thread's records written at or before `ticks`, keeping later
+ * ones: a discard asked for at `ticks` and run later, in order behind a
+ * collection, while the next span records (the caller marks the drain). */
+void sp__record_discard_before(uint64_t ticks);
+
+/* Hands each thread's unread records written at or before end_ticks to fn
+ * (marking no drain: the caller does, sp__record_mark_drained),
  * then recycles consumed chunks and forgets exited threads that are fully
  * read. *dropped and *misuse receive the counts accumulated since the last
  * drain or discard. Threads are visited in registration order. */

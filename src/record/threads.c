@@ -159,7 +159,6 @@ void sp__record_drain(uint64_t end_ticks, sp__drain_fn fn, void *ctx, uint64_t *
     uint64_t total_dropped = 0, total_misuse = 0;
     lock_registry();
     atomic_store_explicit(&draining, 1, memory_order_relaxed);
-    sp__record_mark_drained(sp__ticks());
     sp__tbuf **link = &registry;
     while (*link) {
         sp__tbuf *tb = *link;
@@ -200,7 +199,13 @@ void sp__record_drain(uint64_t end_ticks, sp__drain_fn fn, void *ctx, uint64_t *
  * best effort. */
 sp__tbuf *sp__threads_first(void) { return __atomic_load_n(&registry, __ATOMIC_ACQUIRE); }
 
-void sp__record_discard(void) { sp__record_drain(UINT64_MAX, NULL, NULL, NULL, NULL); }
+void sp__record_discard(void)
+{
+    sp__record_mark_drained(sp__ticks());
+    sp__record_drain(UINT64_MAX, NULL, NULL, NULL, NULL);
+}
+
+void sp__record_discard_before(uint64_t ticks) { sp__record_drain(ticks, NULL, NULL, NULL, NULL); }
 
 void sp__threads_lock(void) { lock_registry(); }
 
