@@ -141,14 +141,23 @@ sp_status sp__span_queue_export(sp__span_queue *q, sp__writer *w, const char *pa
 typedef struct records_job {
     uint64_t ticks;
     int trim;
+    sp__count_marks counts; /* the drops up to the discard, not the next span's */
+    int has_counts;
 } records_job;
 
 static sp_status run_records(void *ctx)
 {
     records_job *r = ctx;
-    sp__record_discard_before(r->ticks);
+    sp__record_discard_before(r->ticks, r->has_counts ? &r->counts : NULL);
     if (r->trim) sp__record_trim();
     return SP_OK;
+}
+
+static void free_records(void *ctx)
+{
+    records_job *r = ctx;
+    sp__count_marks_free(&r->counts);
+    sp__free(r);
 }
 
 sp_status sp__records_discard_queued(sp__writer *w, uint64_t ticks, int trim, uint64_t *ticket)
@@ -157,7 +166,8 @@ sp_status sp__records_discard_queued(sp__writer *w, uint64_t ticks, int trim, ui
     if (!r) return sp__fail(SP_ENOMEM, "out of memory queueing a discard");
     r->ticks = ticks;
     r->trim = trim;
-    sp_status s = sp__writer_call(w, run_records, sp__free, r, ticket);
-    if (s != SP_OK) sp__free(r);
+    r->has_counts = sp__record_mark_counts(&r->counts) == 0;
+    sp_status s = sp__writer_call(w, run_records, free_records, r, ticket);
+    if (s != SP_OK) free_records(r);
     return s;
 }

@@ -363,6 +363,9 @@ typedef struct sp__span_end {
     sp__external external; /* moved from the profiler's (has_external) */
     int has_external;
     sp__gpu_batch gpu;
+    sp__count_marks counts; /* each thread's drops at the stop */
+    int has_counts;
+    uint64_t orphan_dropped; /* events of threads without a buffer, up to the stop */
 } sp__span_end;
 
 /* Ends the span that began at `start`, on the thread that ends it: takes the

@@ -418,6 +418,8 @@ void sp__collect_span_end(sp__span_end *e, const sp__sync *start, const sp__span
     e->start = *start;
     sp__clock_sync(&e->stop);
     sp__record_mark_drained(e->stop.ticks);
+    e->has_counts = sp__record_mark_counts(&e->counts) == 0;
+    e->orphan_dropped = sp__record_take_orphan_drops();
     if (meta) e->meta = *meta;
     if (external) {
         e->external = *external;
@@ -431,6 +433,8 @@ void sp__span_end_free(sp__span_end *e)
     sp__gpu_batch_free(&e->gpu);
     if (e->has_external) sp__external_fini(&e->external);
     e->has_external = 0;
+    sp__count_marks_free(&e->counts);
+    e->has_counts = 0;
 }
 
 sp_status sp__collect_span_build(sp__span_end *e, sp_result **out)
@@ -438,8 +442,8 @@ sp_status sp__collect_span_build(sp__span_end *e, sp_result **out)
     collector c = {0};
     c.r = sp__result_new();
     if (!c.r) {
-        sp__span_end_free(e);
-        sp__record_discard_before(e->stop.ticks); /* keep the buffers bounded even so */
+        sp__record_drain_marked(e->stop.ticks, e->has_counts ? &e->counts : NULL, NULL, NULL);
+        sp__span_end_free(e); /* the buffers stay bounded even so */
         return sp__fail(SP_ENOMEM, "out of memory collecting the span");
     }
     sp__clock_map(&c.map, &e->start, &e->stop);
@@ -448,8 +452,8 @@ sp_status sp__collect_span_build(sp__span_end *e, sp_result **out)
     c.r->span_end_ns = c.end_ns;
     c.r->span_index = atomic_fetch_add(&span_counter, 1);
     c.r->meta = e->meta;
-    sp__record_drain(e->stop.ticks, on_records, &c, NULL, NULL);
-    c.r->counters[SP_COUNTER_HOST_DROPPED] += sp__record_take_orphan_drops();
+    sp__record_drain_marked(e->stop.ticks, e->has_counts ? &e->counts : NULL, on_records, &c);
+    c.r->counters[SP_COUNTER_HOST_DROPPED] += e->orphan_dropped;
     span_external ext = {e->has_external ? &e->external : NULL, &e->start, &e->stop};
     sp_status s = finish_result(&c, &ext, &e->gpu, out);
     sp__span_end_free(e);

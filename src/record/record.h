@@ -139,6 +139,7 @@ typedef struct sp__tbuf {
     uint64_t span_lost_open;
 
     uint64_t tid;
+    uint64_t serial;        /* registration order, from 1 (sp__count_marks) */
     char name[64];
     _Atomic int exited;
     struct sp__tbuf *next_thread;
@@ -205,9 +206,12 @@ void sp__record_set_active(int active);
 void sp__record_discard(void);
 
 /* Drops every thread's records written at or before `ticks`, keeping later
- * ones: a discard asked for at `ticks` and run later, in order behind a
- * collection, while the next span records (the caller marks the drain). */
-void sp__record_discard_before(uint64_t ticks);
+ * ones, and the drops counted up to `marks` (sp__record_mark_counts; may be
+ * NULL: up to now): a discard asked for at `ticks` and run later, in order
+ * behind a collection, while the next span records (the caller marks the
+ * drain). */
+struct sp__count_marks;
+void sp__record_discard_before(uint64_t ticks, const struct sp__count_marks *marks);
 
 /* Hands each thread's unread records written at or before end_ticks to fn
  * (marking no drain: the caller does, sp__record_mark_drained),
@@ -216,6 +220,25 @@ void sp__record_discard_before(uint64_t ticks);
  * drain or discard. Threads are visited in registration order. */
 void sp__record_drain(uint64_t end_ticks, sp__drain_fn fn, void *ctx, uint64_t *dropped,
                       uint64_t *misuse);
+
+/* Each thread's drop and misuse counts at a span's stop, taken on the thread
+ * that ends the span, so that a drain that runs later (on the writer
+ * thread, while the next span records) charges the span with those only,
+ * not with the next span's. */
+typedef struct sp__count_mark {
+    uint64_t serial, dropped, misuse, overwritten;
+} sp__count_mark;
+typedef struct sp__count_marks {
+    sp__count_mark *marks; /* in registry order: serials descending */
+    size_t count;
+} sp__count_marks;
+/* Takes the marks (the overwrite policy's losses so far move into them);
+ * 0, or -1 when out of memory (the drain then counts up to its own time). */
+int sp__record_mark_counts(sp__count_marks *out);
+void sp__count_marks_free(sp__count_marks *m);
+/* sp__record_drain with the counts of marks (may be NULL: counts now). */
+void sp__record_drain_marked(uint64_t end_ticks, const sp__count_marks *marks, sp__drain_fn fn,
+                             void *ctx);
 
 /* Counts an event lost because its thread has no buffer (allocation
  * failed), and takes that count (resetting it) at collection. */

@@ -44,6 +44,7 @@ void sp__record_count_orphan_drop(void) { atomic_fetch_add_explicit(&orphan_drop
 
 uint64_t sp__record_take_orphan_drops(void) { return atomic_exchange(&orphan_drops, 0); }
 static sp__tbuf *registry;
+static uint64_t registered; /* serials given, under registry_lock */
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 static int exit_key_made;
@@ -90,6 +91,7 @@ sp__tbuf *sp__thread_register(void)
     tb->tid = (uint64_t)syscall(SYS_gettid);
     prctl(PR_GET_NAME, tb->name, 0, 0, 0);
     lock_registry();
+    tb->serial = ++registered;
     tb->next_thread = registry;
     registry = tb;
     unlock_registry();
@@ -153,27 +155,77 @@ static void free_thread(sp__tbuf *tb)
     sp__free(tb);
 }
 
-void sp__record_drain(uint64_t end_ticks, sp__drain_fn fn, void *ctx, uint64_t *dropped,
-                      uint64_t *misuse)
+int sp__record_mark_counts(sp__count_marks *out)
+{
+    out->marks = NULL;
+    out->count = 0;
+    lock_registry();
+    size_t n = 0;
+    for (sp__tbuf *tb = registry; tb; tb = tb->next_thread) n++;
+    sp__count_mark *m = n ? sp__alloc(sizeof *m * n) : NULL;
+    if (n && !m) {
+        unlock_registry();
+        return -1;
+    }
+    for (sp__tbuf *tb = registry; tb; tb = tb->next_thread, out->count++)
+        m[out->count] = (sp__count_mark){
+            tb->serial, sp__tbuf_dropped(tb), atomic_load_explicit(&tb->misuse, memory_order_relaxed),
+            atomic_exchange_explicit(&tb->overwritten, 0, memory_order_relaxed)};
+    unlock_registry();
+    out->marks = m;
+    return 0;
+}
+
+void sp__count_marks_free(sp__count_marks *m)
+{
+    sp__free(m->marks);
+    m->marks = NULL;
+    m->count = 0;
+}
+
+/* Sets tb's span counts: from its mark, when marks are given (a thread
+ * registered after them has none in the span), else from now. *next walks
+ * the marks, which are in the registry's order. */
+static void take_counts(sp__tbuf *tb, const sp__count_marks *marks, size_t *next)
+{
+    uint64_t d, m, overwritten;
+    if (marks) {
+        while (*next < marks->count && marks->marks[*next].serial > tb->serial) (*next)++;
+        const sp__count_mark *k = *next < marks->count && marks->marks[*next].serial == tb->serial
+                                      ? &marks->marks[*next]
+                                      : NULL;
+        d = k ? k->dropped : tb->dropped_seen;
+        m = k ? k->misuse : tb->misuse_seen;
+        overwritten = k ? k->overwritten : 0;
+    } else {
+        d = sp__tbuf_dropped(tb);
+        m = atomic_load_explicit(&tb->misuse, memory_order_relaxed);
+        overwritten = atomic_exchange_explicit(&tb->overwritten, 0, memory_order_relaxed);
+    }
+    tb->span_dropped = d - tb->dropped_seen + overwritten;
+    tb->span_misuse = m - tb->misuse_seen;
+    tb->dropped_seen = d;
+    tb->misuse_seen = m;
+}
+
+/* Both drains: with marks (may be NULL), adding up what the span's counts
+ * were into *dropped and *misuse (may be NULL). */
+static void drain(uint64_t end_ticks, const sp__count_marks *marks, sp__drain_fn fn, void *ctx,
+                  uint64_t *dropped, uint64_t *misuse)
 {
     uint64_t total_dropped = 0, total_misuse = 0;
     lock_registry();
     atomic_store_explicit(&draining, 1, memory_order_relaxed);
+    size_t next = 0;
     sp__tbuf **link = &registry;
     while (*link) {
         sp__tbuf *tb = *link;
         int exited = atomic_load_explicit(&tb->exited, memory_order_acquire);
         if (!exited) read_thread_name(tb->tid, tb->name, sizeof tb->name);
-        uint64_t d = sp__tbuf_dropped(tb);
-        uint64_t m = atomic_load_explicit(&tb->misuse, memory_order_relaxed);
-        tb->span_dropped = d - tb->dropped_seen +
-                           atomic_exchange_explicit(&tb->overwritten, 0, memory_order_relaxed);
-        tb->span_misuse = m - tb->misuse_seen;
-        tb->span_lost_open = tb->lost_open;
-        tb->dropped_seen = d;
-        tb->misuse_seen = m;
+        take_counts(tb, marks, &next);
         total_dropped += tb->span_dropped;
         total_misuse += tb->span_misuse;
+        tb->span_lost_open = tb->lost_open;
         int complete = drain_thread(tb, end_ticks, fn, ctx);
         if (fn) fn(ctx, tb, NULL, 0, 0);
         /* Ends of overwritten begins not reached by now fall in a later span,
@@ -193,6 +245,18 @@ void sp__record_drain(uint64_t end_ticks, sp__drain_fn fn, void *ctx, uint64_t *
     if (misuse) *misuse = total_misuse;
 }
 
+void sp__record_drain_marked(uint64_t end_ticks, const sp__count_marks *marks, sp__drain_fn fn,
+                             void *ctx)
+{
+    drain(end_ticks, marks, fn, ctx, NULL, NULL);
+}
+
+void sp__record_drain(uint64_t end_ticks, sp__drain_fn fn, void *ctx, uint64_t *dropped,
+                      uint64_t *misuse)
+{
+    drain(end_ticks, NULL, fn, ctx, dropped, misuse);
+}
+
 /* crash.c hook: the newest registered thread (the list continues through
  * next_thread), read without the lock, as a signal handler must. Buffers
  * are freed only by the drain: a dump taken while another thread drains is
@@ -205,7 +269,10 @@ void sp__record_discard(void)
     sp__record_drain(UINT64_MAX, NULL, NULL, NULL, NULL);
 }
 
-void sp__record_discard_before(uint64_t ticks) { sp__record_drain(ticks, NULL, NULL, NULL, NULL); }
+void sp__record_discard_before(uint64_t ticks, const sp__count_marks *marks)
+{
+    drain(ticks, marks, NULL, NULL, NULL, NULL);
+}
 
 void sp__threads_lock(void) { lock_registry(); }
 

@@ -131,6 +131,40 @@ static void test_span_jobs_next_span_records_while_the_last_is_collected(void)
     sp_profiler_destroy(p);
 }
 
+static void test_span_jobs_the_cap_covers_both_spans(void)
+{
+    /* The next span records into what the cap leaves while the last one
+     * waits: its excess is dropped and counted, the last one stays whole,
+     * and the buffers never pass the cap. */
+    int calls = 0;
+    sp_options o;
+    sp_options_init(&o);
+    CHECK_OK(sp_scheduler_make(&o.scheduler, 0, 0, 1, 2, 0));
+    o.on_trace_ready = (sp_trace_handler){count_ready, &calls, NULL};
+    o.buffer_cap_bytes = (size_t)2 << 20;
+    sp_profiler *p = NULL;
+    CHECK_OK(sp_profiler_create(&o, &p));
+    CHECK_OK(sp_profiler_start(p));
+    record("first", 40000); /* about 1 MiB of records */
+    hold_next = 1;
+    CHECK_OK(sp_profiler_step(p, 1));
+    expect_held();
+    record("second", 60000); /* as much again and a half: past the cap */
+    CHECK(sp__record_bytes_in_use() <= o.buffer_cap_bytes);
+    let_go();
+    sp_result *first = sp_result_retain(sp_profiler_result(p));
+    CHECK_EQ(40000, count_named(first, "first"));
+    CHECK_U64_EQ(0, sp_result_counter(first, SP_COUNTER_HOST_DROPPED));
+    CHECK_OK(sp_profiler_step(p, 1));
+    const sp_result *second = sp_profiler_result(p);
+    int kept = count_named(second, "second");
+    CHECK(kept > 0 && kept < 60000);
+    CHECK(sp_result_counter(second, SP_COUNTER_HOST_DROPPED) > 0);
+    sp_result_release(first);
+    CHECK_OK(sp_profiler_stop(p));
+    sp_profiler_destroy(p);
+}
+
 static void test_span_jobs_discards_and_trims_queue_behind_the_collection(void)
 {
     int calls = 0;
@@ -228,6 +262,7 @@ int main(void)
     sem_init(&go_on, 0, 0);
     sp__span_collect_hook = hold;
     RUN_TEST(test_span_jobs_next_span_records_while_the_last_is_collected);
+    RUN_TEST(test_span_jobs_the_cap_covers_both_spans);
     RUN_TEST(test_span_jobs_discards_and_trims_queue_behind_the_collection);
     RUN_TEST(test_span_jobs_next_owner_waits_for_the_last_collection);
     RUN_TEST(test_span_jobs_export_of_a_span_being_collected);
