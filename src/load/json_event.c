@@ -103,71 +103,12 @@ static int number_byte(unsigned char c)
     return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-';
 }
 
-/* Eight bytes of input as one little-endian word: the first byte lowest. */
-static inline uint64_t load8(const unsigned char *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap64(v);
-#endif
-    return v;
-}
-
-/* How many of the 8 bytes in w (each already less '0') are digits, from
- * the first: a byte is one when it is below 10. */
-static inline int digit_run(uint64_t w)
-{
-    const uint64_t low7 = 0x7f7f7f7f7f7f7f7fULL, high = 0x8080808080808080ULL;
-    uint64_t not_digit = (((w & low7) + 0x7676767676767676ULL) | w) & high;
-    return not_digit ? __builtin_ctzll(not_digit) >> 3 : 8;
-}
-
-/* The value of the first k (1 to 8) digits in w (bytes less '0'), eight
- * at a time: the digits are moved up so that the ones left out become
- * leading zeros, then pairs, fours and the eight are joined. */
-static inline uint64_t digits_value(uint64_t w, int k)
-{
-    if (k < 8) w <<= 8 * (8 - k);
-    w = (w * 10 + (w >> 8)) & 0x00ff00ff00ff00ffULL;
-    w = (w * 100 + (w >> 16)) & 0x0000ffff0000ffffULL;
-    return (w * 10000 + (w >> 32)) & 0xffffffffULL;
-}
-
-static const int64_t pow10_small[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
-
-/* The run of digits at *pp, at most max (<= 18), as a value: *count
- * digits read (0 when none), -1 when there were more than max. The input
- * has at least 24 readable bytes from *pp. */
-static inline int64_t read_digits(const unsigned char **pp, int max, int *count)
-{
-    const uint64_t zeros = 0x3030303030303030ULL;
-    const unsigned char *p = *pp;
-    int64_t v = 0;
-    int n = 0;
-    for (;;) {
-        uint64_t w = load8(p + n) ^ zeros;
-        int k = digit_run(w);
-        if (n + k > max) {
-            *count = -1;
-            return 0;
-        }
-        if (k) v = v * pow10_small[k] + (int64_t)digits_value(w, k);
-        n += k;
-        if (k < 8) break;
-    }
-    *pp = p + n;
-    *count = n;
-    return v;
-}
-
 /* The usual number, [-]<1 to max_digits digits>[.<digits>], parsed where it
- * lies in the read buffer in the pass that checks it, eight digits at a
- * time: *whole is the integer part, *frac its first three decimals (cut)
- * as thousandths, *has_frac whether it had any (allowed only with
- * allow_frac). 0, with nothing consumed, for anything else (an exponent,
- * more digits, the buffer's end near), which the caller reads through
- * sp__jlex_number_view. */
+ * lies in the read buffer in the pass that checks it: *whole is the integer
+ * part, *frac its first three decimals (cut) as thousandths, *has_frac
+ * whether it had any (allowed only with allow_frac). 0, with nothing
+ * consumed, for anything else (an exponent, more digits, the buffer's end
+ * near), which the caller reads through sp__jlex_number_view. */
 static int quick_number(sp__jlex *lx, int max_digits, int allow_frac, int64_t *whole, int64_t *frac,
                         int *has_frac)
 {
@@ -176,27 +117,24 @@ static int quick_number(sp__jlex *lx, int max_digits, int allow_frac, int64_t *w
     const unsigned char *start = p;
     int neg = *p == '-';
     p += neg;
-    int digits;
-    int64_t v = read_digits(&p, max_digits, &digits), f = 0;
-    if (digits <= 0) return 0;
+    int64_t v = 0, f = 0;
+    int digits = 0;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (++digits > max_digits) return 0;
+        v = v * 10 + (*p - '0');
+    }
+    if (digits == 0) return 0;
     *has_frac = *p == '.';
     if (*has_frac && !allow_frac) return 0;
     if (*has_frac) {
-        p++;
-        /* The first three decimals count; up to 30 are allowed in all. */
-        uint64_t w = load8(p) ^ 0x3030303030303030ULL;
-        int k = digit_run(w);
-        if (k == 0) return 0;
-        f = (int64_t)digits_value(w, k < 3 ? k : 3) * pow10_small[k < 3 ? 3 - k : 0];
-        int fd = k;
-        p += k;
-        while (k == 8) {
-            w = load8(p) ^ 0x3030303030303030ULL;
-            k = digit_run(w);
-            fd += k;
-            p += k;
-            if (fd > 31) return 0;
+        int fd = 0;
+        for (p++; *p >= '0' && *p <= '9'; p++, fd++) {
+            if (fd > 30) return 0;
+            if (fd < 3) f = f * 10 + (*p - '0');
         }
+        if (fd == 0) return 0;
+        for (; fd < 3; fd++)
+            f *= 10;
     }
     if (number_byte(*p)) return 0;
     *whole = neg ? -v : v;
