@@ -51,6 +51,16 @@ static int read_string_into(sp__jloader *l, sp__buf *dst)
     size_t n;
     if (sp__jlex_peek(&l->lx) != '"') return sp__jlex_error(&l->lx, "string expected");
     if (sp__jlex_string_view(&l->lx, &s, &n) != 0) return -1;
+    /* A short string in the read buffer (ph, cat, most names) is copied as
+     * one fixed piece, inline: the buffer's slack keeps the read inside it. */
+    uintptr_t at = (uintptr_t)s, buf = (uintptr_t)l->lx.buf;
+    if (n <= SP__JSON_SLACK && at >= buf && at < buf + l->lx.len && dst->data &&
+        dst->cap >= SP__JSON_SLACK && !dst->failed) {
+        memcpy(dst->data, s, SP__JSON_SLACK);
+        dst->data[n] = '\0';
+        dst->len = n;
+        return 0;
+    }
     copy_text(dst, s, n);
     return dst->failed ? sp__jload_nomem(l) : 0;
 }
