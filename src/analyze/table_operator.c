@@ -284,7 +284,6 @@ static int32_t op_containing(const sp__thread_model *t, const opindex *x, int64_
     return -1;
 }
 
-
 static void ensure_group(ctx *c, const sp__thread_model *t)
 {
     if (c->n_groups == 0 || (c->thread_sep && c->tids[c->n_groups - 1] != t->thread->tid))

@@ -96,8 +96,8 @@ static int add_range(sp__jloader *l, int instant, int type_from_cat)
 {
     sp__jevent *e = &l->ev;
     /* The cache is asked only for the cats whose text cat_id gives whole. */
-    int hit = 0, cacheable = type_from_cat < 0 && e->cat_id != SP__JCAT_OTHER &&
-                            e->cat_id != SP__JCAT_TRACE;
+    int hit = 0,
+        cacheable = type_from_cat < 0 && e->cat_id != SP__JCAT_OTHER && e->cat_id != SP__JCAT_TRACE;
     sp__jname_slot *slot = cacheable ? name_slot(l, &hit) : NULL;
     sp_event_type type = hit ? (sp_event_type)slot->type : range_type(e);
     int exact = 0;
@@ -118,8 +118,11 @@ static int add_range(sp__jloader *l, int instant, int type_from_cat)
     } else {
         ev->name = recorded_name(l, type, sp__jload_str(&e->name));
         if (slot && !l->b.failed && !l->b.r->names.failed) {
-            *slot = (sp__jname_slot){.id = ev->name, .used = 1, .cat_id = (uint8_t)e->cat_id,
-                                     .type = (uint8_t)type, .name_len = (uint8_t)e->name.len,
+            *slot = (sp__jname_slot){.id = ev->name,
+                                     .used = 1,
+                                     .cat_id = (uint8_t)e->cat_id,
+                                     .type = (uint8_t)type,
+                                     .name_len = (uint8_t)e->name.len,
                                      .type_len = (uint8_t)e->event_type.len};
             memcpy(slot->name, sp__jload_str(&e->name), e->name.len);
             memcpy(slot->event_type, sp__jload_str(&e->event_type), e->event_type.len);
