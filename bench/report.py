@@ -151,6 +151,7 @@ CONTEXT = [
     ("summary_s", "summary of the 10M-event span, s"),
     ("json_load_cpu_events_per_s", "JSON load of the 1M-event file, events per CPU second"),
     ("json_load_mb_per_s", "JSON load of the 1M-event file, MB/s"),
+    ("json_summary_tables_only_s", "summary tables alone of the loaded 1M-event JSON, s"),
     ("json_read_floor_mb_per_s", "read() + memchr of the same file (the floor), MB/s"),
     ("json_load_rss_bytes_per_event", "JSON load: peak RSS growth per event kept, bytes"),
     ("model_s", "analysis model build of the same span, s"),

@@ -193,6 +193,18 @@ void sp__spans_add(sp__spans *s, int64_t start, int64_t end)
     s->v[s->n++] = (sp__span){start, end < start ? start : end};
 }
 
+void sp__spans_reserve(sp__spans *s, size_t n)
+{
+    if (s->failed || n <= s->cap - s->n) return;
+    sp__span *v = NULL;
+    if (n <= SIZE_MAX / sizeof *v - s->n) v = sp__realloc(s->v, (s->n + n) * sizeof *v);
+    if (!v) {
+        s->failed = 1;
+        return;
+    }
+    s->v = v, s->cap = s->n + n;
+}
+
 void sp__spans_merge(sp__spans *s)
 {
     sort_spans(s->v, s->n, 0);

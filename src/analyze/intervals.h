@@ -55,6 +55,10 @@ void sp__spans_fini(sp__spans *s);
  * grow, the span is dropped and s->failed is set. */
 void sp__spans_add(sp__spans *s, int64_t start, int64_t end);
 
+/* Makes room for n more spans at once, so that adding them never grows the
+ * list piece by piece (each growth copies it). On failure sets s->failed. */
+void sp__spans_reserve(sp__spans *s, size_t n);
+
 /* Merges s in place (see the geometry above): afterwards the spans are sorted
  * by start and strictly separated (v[i].end < v[i + 1].start). Never fails
  * and leaves `failed` as it was. To sort 64 or more spans it borrows a buffer

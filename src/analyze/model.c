@@ -81,6 +81,16 @@ static int build_nodes(sp__thread_model *t, int32_t *map) {
 static int add_thread_ranges(sp__model *m, const sp__thread_model *t,
                              sp__spans *local) {
   const sp__event *ev = t->thread->events;
+  /* Counted first, so that each list is sized once rather than grown (and
+   * copied) a doubling at a time: a thread holds up to millions. */
+  size_t want[SP_EVENT_TYPE_COUNT] = {0};
+  for (size_t k = 0; k < t->count; k++) {
+    uint8_t ty = ev[t->nodes[k].event].type;
+    if (ty < SP_EVENT_TYPE_COUNT)
+      want[ty]++;
+  }
+  for (int ty = 0; ty < SP_EVENT_TYPE_COUNT; ty++)
+    sp__spans_reserve(&local[ty], want[ty]);
   for (size_t k = 0; k < t->count; k++) {
     const sp__event *e = &ev[t->nodes[k].event];
     if (e->type >= SP_EVENT_TYPE_COUNT)

@@ -81,6 +81,7 @@ typedef struct inner {
  * for a node with an Operator or OperatorInner around it on its thread. */
 typedef struct opindex {
     int32_t *ops, *up, *item;
+    int32_t *pos; /* per node: an Operator node's index in ops (else unset) */
     size_t n;
     unsigned char *outer;
     uint64_t *flops; /* per node: its subtree's FLOPs; NULL when the thread has none */
@@ -238,14 +239,13 @@ static int index_ops(ctx *c)
         opindex *x = &c->idx[ti];
         if (t->count == 0) continue;
         int32_t *near = sp__alloc(sizeof *near * t->count); /* nearest Operator ancestor's ops index */
-        int32_t *opos = sp__alloc(sizeof *opos * t->count);  /* an Operator node's ops index */
+        int32_t *opos = x->pos = sp__alloc(sizeof *opos * t->count); /* kept: visit asks */
         x->outer = sp__alloc(t->count);
         x->ops = sp__alloc(sizeof *x->ops * t->count);
         x->up = sp__alloc(sizeof *x->up * t->count);
         x->item = sp__alloc(sizeof *x->item * t->count);
         if (!near || !opos || !x->outer || !x->ops || !x->up || !x->item) {
             sp__free(near);
-            sp__free(opos);
             return -1;
         }
         for (size_t k = 0; k < t->count; k++) {
@@ -260,7 +260,6 @@ static int index_ops(ctx *c)
             x->item[x->n++] = -1;
         }
         sp__free(near);
-        sp__free(opos);
         if (sum_flops(t, x) != 0) return -1;
     }
     return 0;
@@ -283,20 +282,6 @@ static int32_t op_containing(const sp__thread_model *t, const opindex *x, int64_
         if (op->start_ns <= s && e <= op->end_ns) return i;
     }
     return -1;
-}
-
-/* The ops index of node k of thread ti, an Operator node. */
-static int32_t ops_index(const opindex *x, int32_t k)
-{
-    size_t lo = 0, hi = x->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (x->ops[mid] < k)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return (int32_t)lo;
 }
 
 static void ensure_group(ctx *c, const sp__thread_model *t)
@@ -393,7 +378,7 @@ static void visit(void *vc, const sp__thread_model *t, const sp__node *n)
     ensure_group(c, t);
     item *it = find_item(c, name_key(c, e->name));
     if (!it) { c->failed = 1; return; }
-    x->item[ops_index(x, self)] = (int32_t)(it - c->items);
+    x->item[x->pos[self]] = (int32_t)(it - c->items);
     sp__item_stats_add(&it->s, t, n);
     if (x->flops) it->flops += x->flops[self];
     if (c->opdev && add_devs(c, &it->devs, t, (size_t)(n - t->nodes))) { c->failed = 1; return; }
@@ -563,6 +548,7 @@ done:
         sp__free(c.idx[i].ops);
         sp__free(c.idx[i].up);
         sp__free(c.idx[i].item);
+        sp__free(c.idx[i].pos);
         sp__free(c.idx[i].outer);
         sp__free(c.idx[i].flops);
     }

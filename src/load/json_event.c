@@ -15,8 +15,14 @@
 #define TEXT_IS(s, n, lit) ((n) == sizeof lit - 1 && memcmp((s), lit, sizeof lit - 1) == 0)
 #define BUF_IS(b, lit) TEXT_IS((b)->data, (b)->len, lit)
 
-static void copy_text(sp__buf *dst, const char *s, size_t n)
+static inline void copy_text(sp__buf *dst, const char *s, size_t n)
 {
+    if (n <= dst->cap && dst->data && !dst->failed) { /* the usual case: room from earlier events */
+        memcpy(dst->data, s, n);
+        dst->data[n] = '\0';
+        dst->len = n;
+        return;
+    }
     dst->len = 0;
     sp__buf_append(dst, s, n);
     sp__buf_cstr(dst);
@@ -45,6 +51,16 @@ static int read_string_into(sp__jloader *l, sp__buf *dst)
     size_t n;
     if (sp__jlex_peek(&l->lx) != '"') return sp__jlex_error(&l->lx, "string expected");
     if (sp__jlex_string_view(&l->lx, &s, &n) != 0) return -1;
+    /* A short string in the read buffer (ph, cat, most names) is copied as
+     * one fixed piece, inline: the buffer's slack keeps the read inside it. */
+    uintptr_t at = (uintptr_t)s, buf = (uintptr_t)l->lx.buf;
+    if (n <= SP__JSON_SLACK && at >= buf && at < buf + l->lx.len && dst->data &&
+        dst->cap >= SP__JSON_SLACK && !dst->failed) {
+        memcpy(dst->data, s, SP__JSON_SLACK);
+        dst->data[n] = '\0';
+        dst->len = n;
+        return 0;
+    }
     copy_text(dst, s, n);
     return dst->failed ? sp__jload_nomem(l) : 0;
 }

@@ -28,7 +28,7 @@ sp_status sp__jlex_open(sp__jlex *lx, FILE *f, const char *path)
     lx->path = path;
     lx->f = f;
     sp__buf_init(&lx->tok);
-    lx->buf = sp__alloc(READ_BYTES);
+    lx->buf = sp__alloc(READ_BYTES + SP__JSON_SLACK);
     lx->raw = sp__alloc(READ_BYTES);
     if (!lx->buf || !lx->raw) {
         sp__jlex_close(lx);

@@ -21,10 +21,14 @@
 /* Longest string kept (names are cut to 4096 bytes anyway, names.c). */
 #define SP__JSON_MAX_STRING ((size_t)64 << 10)
 
+/* Bytes readable past the end of the read buffer (never data), so that a
+ * short string lying in it can be copied as one fixed-size piece. */
+#define SP__JSON_SLACK 32
+
 typedef struct sp__jlex {
     FILE *f;
     const char *path;
-    unsigned char *buf;   /* uncompressed input */
+    unsigned char *buf;   /* uncompressed input, SP__JSON_SLACK bytes longer */
     size_t pos, len;
     int eof;
     int gzip;             /* 1 when the file is gzip */

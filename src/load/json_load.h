@@ -49,6 +49,20 @@ typedef struct sp__jthread_name {
     uint32_t name;
 } sp__jthread_name;
 
+/* A host range's type and recorded name, as add_range (json_take.c) works
+ * them out from its cat, its "Event Type" and its JSON name; kept for the
+ * last names seen, since a trace repeats a few hundred names a million
+ * times and working them out (the type tables, the name's hash and its
+ * lookup) cost more than the rest of taking the event. */
+#define SP__JNAME_SLOTS 64
+#define SP__JNAME_MAX 46 /* longer names are not kept here */
+#define SP__JTYPE_MAX 22 /* nor longer "Event Type"s */
+typedef struct sp__jname_slot {
+    uint32_t id;
+    uint8_t used, cat_id, type, name_len, type_len;
+    char name[SP__JNAME_MAX], event_type[SP__JTYPE_MAX];
+} sp__jname_slot;
+
 typedef struct sp__jloader {
     sp__jlex lx;
     sp__builder b;
@@ -66,6 +80,10 @@ typedef struct sp__jloader {
     sp__jthread_name *names; /* ExtraInfo's tid -> name, applied at the end */
     size_t name_count;
     char key[40]; /* the last key read (cut; longer keys never match) */
+    uint64_t last_tid; /* the tid of threads[last_thread], when have_last_thread */
+    size_t last_thread;
+    int have_last_thread;
+    sp__jname_slot name_slots[SP__JNAME_SLOTS];
 } sp__jloader;
 
 static inline int sp__jload_nomem(sp__jloader *l)

@@ -39,18 +39,67 @@ static uint32_t recorded_name(sp__jloader *l, sp_event_type type, const char *na
     return sp__names_from_bytes(names, name, len);
 }
 
-/* type: the event's type (from args "Event Type" or cat), or -1 to take
- * it from them as stepprof writes them. */
-static int add_range(sp__jloader *l, int instant, int type_from_cat)
+/* The thread of tid; the last one asked for is kept, since events come in
+ * runs of one thread. Threads only move (never go) while the file is read,
+ * so an index stays valid. */
+static sp__thread *thread_of(sp__jloader *l, uint64_t tid)
 {
-    sp__jevent *e = &l->ev;
-    const char *cat = sp__jload_str(&e->cat);
+    if (l->have_last_thread && l->last_tid == tid) return &l->b.r->threads[l->last_thread];
+    sp__thread *t = sp__builder_thread(&l->b, tid);
+    if (t) {
+        l->last_tid = tid;
+        l->last_thread = (size_t)(t - l->b.r->threads);
+        l->have_last_thread = 1;
+    }
+    return t;
+}
+
+/* The slot for a range's (cat, Event Type, name), or NULL when they are too
+ * long to keep; *hit says whether it holds them. The key is the bytes
+ * read, which decide the type and name (sp__paddle_type, sp__kineto_type
+ * and recorded_name read them as C strings, a function of the bytes). */
+static sp__jname_slot *name_slot(sp__jloader *l, int *hit)
+{
+    const sp__jevent *e = &l->ev;
+    size_t n = e->name.len, tn = e->event_type.len;
+    *hit = 0;
+    if (n > SP__JNAME_MAX || tn > SP__JTYPE_MAX) return NULL;
+    const unsigned char *s = (const unsigned char *)sp__jload_str(&e->name);
+    unsigned h = (unsigned)n * 7u + (unsigned)tn * 17u + (unsigned)e->cat_id * 3u;
+    if (n) h += s[0] + s[n - 1] * 31u + s[n / 2] * 131u;
+    if (tn) h += (unsigned char)e->event_type.data[tn - 1] * 11u;
+    sp__jname_slot *slot = &l->name_slots[(h ^ h >> 6) & (SP__JNAME_SLOTS - 1)];
+    *hit = slot->used && slot->name_len == n && slot->type_len == tn &&
+           slot->cat_id == (uint8_t)e->cat_id && memcmp(slot->name, s, n) == 0 &&
+           memcmp(slot->event_type, sp__jload_str(&e->event_type), tn) == 0;
+    return slot;
+}
+
+/* The type of a range of stepprof's or Kineto's cats: its "Event Type"
+ * (paddle's names), else what its cat and name say. */
+static sp_event_type range_type(const sp__jevent *e)
+{
     sp_event_type fallback = e->cat_id == SP__JCAT_CPU_OP            ? SP_EVENT_OPERATOR
                              : e->cat_id == SP__JCAT_PYTHON_FUNCTION ? SP_EVENT_PYTHON_OP
                                                                      : SP_EVENT_USER_DEFINED;
     sp_event_type type = sp__paddle_type(sp__jload_str(&e->event_type)); /* paddle's names */
     if (type == SP_EVENT_TYPE_COUNT)
-        type = e->event_type.len ? fallback : sp__kineto_type(cat, sp__jload_str(&e->name), fallback);
+        type = e->event_type.len
+                   ? fallback
+                   : sp__kineto_type(sp__jload_str(&e->cat), sp__jload_str(&e->name), fallback);
+    return type;
+}
+
+/* type: the event's type (from args "Event Type" or cat), or -1 to take
+ * it from them as stepprof writes them. */
+static int add_range(sp__jloader *l, int instant, int type_from_cat)
+{
+    sp__jevent *e = &l->ev;
+    /* The cache is asked only for the cats whose text cat_id gives whole. */
+    int hit = 0,
+        cacheable = type_from_cat < 0 && e->cat_id != SP__JCAT_OTHER && e->cat_id != SP__JCAT_TRACE;
+    sp__jname_slot *slot = cacheable ? name_slot(l, &hit) : NULL;
+    sp_event_type type = hit ? (sp_event_type)slot->type : range_type(e);
     int exact = 0;
     int64_t start = e->ts, end = instant ? e->ts : sp__jload_sat_add(e->ts, e->dur > 0 ? e->dur : 0);
     if (type_from_cat >= 0) {
@@ -60,11 +109,25 @@ static int add_range(sp__jloader *l, int instant, int type_from_cat)
         exact = sp__paddle_times(&l->pclock, &e->pa, e->ts, e->dur, &start, &end);
         sp__paddle_host_seen(&l->pclock, (uint64_t)e->tid, start, end);
     }
-    sp__thread *t = sp__builder_thread(&l->b, (uint64_t)e->tid);
+    sp__thread *t = thread_of(l, (uint64_t)e->tid);
     sp__event *ev = t ? sp__builder_event(&l->b, t) : NULL;
     if (!ev) return sp__jload_nomem(l);
     ev->type = (uint8_t)type;
-    ev->name = recorded_name(l, type, sp__jload_str(&e->name));
+    if (hit) {
+        ev->name = slot->id;
+    } else {
+        ev->name = recorded_name(l, type, sp__jload_str(&e->name));
+        if (slot && !l->b.failed && !l->b.r->names.failed) {
+            *slot = (sp__jname_slot){.id = ev->name,
+                                     .used = 1,
+                                     .cat_id = (uint8_t)e->cat_id,
+                                     .type = (uint8_t)type,
+                                     .name_len = (uint8_t)e->name.len,
+                                     .type_len = (uint8_t)e->event_type.len};
+            memcpy(slot->name, sp__jload_str(&e->name), e->name.len);
+            memcpy(slot->event_type, sp__jload_str(&e->event_type), e->event_type.len);
+        }
+    }
     ev->start_ns = start;
     ev->end_ns = end;
     if (instant) ev->flags = SP_EVENT_FLAG_INSTANT;

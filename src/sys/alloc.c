@@ -5,6 +5,9 @@
 #include "sys.h"
 
 #include <stdlib.h>
+#if defined(__GLIBC__)
+#include <malloc.h> /* malloc_usable_size */
+#endif
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -27,16 +30,51 @@ uint64_t sp__alloc_fail_at(uint64_t nth)
     return made;
 }
 
+/* Arrays this large (a loaded trace's events, the summary's per-event
+ * tables) are asked to be backed by 2 MiB pages where the kernel offers
+ * them on request (transparent huge pages in "madvise" mode): filling
+ * one then costs one fault per 2 MiB instead of per 4 KiB, and walking it
+ * fewer TLB misses. At most one huge page's worth of memory more per array. */
+#define HUGE_HINT_BYTES ((size_t)2 << 20)
+#define HUGE_PAGE ((uintptr_t)2 << 20)
+
+static void *hint_huge(void *p, size_t bytes)
+{
+#if defined(MADV_HUGEPAGE)
+    if (p && bytes >= HUGE_HINT_BYTES) {
+        uintptr_t lo = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+        uintptr_t hi = ((uintptr_t)p + bytes) & ~(HUGE_PAGE - 1);
+        if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+    }
+#else
+    (void)bytes;
+#endif
+    return p;
+}
+
 void *sp__alloc(size_t bytes)
 {
     if (should_fail()) return NULL;
-    return calloc(1, bytes ? bytes : 1);
+    return hint_huge(calloc(1, bytes ? bytes : 1), bytes);
 }
 
 void *sp__realloc(void *ptr, size_t bytes)
 {
     if (should_fail()) return NULL;
-    return realloc(ptr, bytes ? bytes : 1);
+#if defined(__GLIBC__) && defined(MADV_HUGEPAGE)
+    /* A large array that grows: the new block is hinted before the old
+     * contents are copied in, since realloc copying them into a block
+     * from the heap would fault every 4 KiB of it first. */
+    size_t old = ptr && bytes >= HUGE_HINT_BYTES ? malloc_usable_size(ptr) : SIZE_MAX;
+    if (old < bytes) {
+        void *grown = hint_huge(malloc(bytes), bytes);
+        if (!grown) return NULL;
+        memcpy(grown, ptr, old);
+        free(ptr);
+        return grown;
+    }
+#endif
+    return hint_huge(realloc(ptr, bytes ? bytes : 1), bytes);
 }
 
 void sp__free(void *ptr) { free(ptr); }

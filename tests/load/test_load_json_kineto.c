@@ -65,8 +65,87 @@ static void test_kineto_names_give_types(void)
     sp_result_release(r);
 }
 
+/* The loader keeps a range's type and name for the names it saw last
+ * (json_take.c): the same name in another cat, or with another Event Type,
+ * must still get its own type, and a name repeated gets the same. Written
+ * as stepprof writes (no spaces), each triple twice, at separate times so
+ * that the file's order is the result's. */
+#define EV(cat, name, ts, args)                                                                \
+    "{\"ph\":\"X\",\"cat\":\"" cat "\",\"name\":\"" name "\",\"pid\":7,\"tid\":7,\"ts\":" ts   \
+    ",\"dur\":1.000" args "},\n"
+#define TYPE(t) ",\"args\":{\"Event Type\":\"" t "\"}"
+#define LONG_NAME "LLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLL"
+
+static const char repeated[] =
+    "{\"traceEvents\":[\n"
+    EV("user_annotation", "ProfilerStep#5", "10.000", "")
+    EV("cpu_op", "ProfilerStep#5", "20.000", "")
+    EV("user_annotation", "ProfilerStep#5", "30.000", "")
+    EV("user_annotation", "gloo:all_reduce", "40.000", "")
+    EV("user_annotation", "gloo:all_reduce", "50.000", TYPE("UserDefined"))
+    EV("user_annotation", "gloo:all_reduce", "60.000", TYPE("Forward"))
+    EV("user_annotation", "gloo:all_reduce", "70.000", "")
+    EV("python_function", "gloo:all_reduce", "80.000", "")
+    EV("user_annotation", "enumerate(DataLoader)#It.__next__", "90.000", "")
+    EV("user_annotation", "enumerate(DataLoader)#It.__next__", "100.000", "")
+    EV("cpu_op", LONG_NAME, "110.000", "")
+    EV("user_annotation", LONG_NAME, "120.000", "")
+    EV("cpu_op", LONG_NAME, "130.000", TYPE("OperatorInner"))
+    EV("cpu_op", LONG_NAME, "140.000", "")
+    EV("cpu_op", "relu", "150.000", TYPE("Operator"))
+    EV("cpu_op", "relu", "160.000", TYPE("OperatorInner"))
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"relu\",\"pid\":7,\"tid\":7,\"ts\":170.000,\"dur\":1.000}\n"
+    "]}\n";
+
+static void test_kineto_repeated_names_keep_their_types(void)
+{
+    char path[] = "/tmp/sp_kineto_rep_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd < 0) return;
+    CHECK_EQ((long)sizeof repeated - 1, (long)write(fd, repeated, sizeof repeated - 1));
+    close(fd);
+    sp_result *r = NULL;
+    CHECK_OK(sp_result_load(path, NULL, &r));
+    unlink(path);
+    if (!r) return;
+    static const struct {
+        const char *name;
+        sp_event_type type;
+    } want[] = {
+        {"ProfileStep#5", SP_EVENT_PROFILE_STEP},
+        {"ProfilerStep#5", SP_EVENT_OPERATOR},
+        {"ProfileStep#5", SP_EVENT_PROFILE_STEP},
+        {"gloo:all_reduce", SP_EVENT_COMMUNICATION},
+        {"gloo:all_reduce", SP_EVENT_USER_DEFINED},
+        {"gloo:all_reduce", SP_EVENT_FORWARD},
+        {"gloo:all_reduce", SP_EVENT_COMMUNICATION},
+        {"gloo:all_reduce", SP_EVENT_PYTHON_OP},
+        {"It", SP_EVENT_DATALOADER},
+        {"It", SP_EVENT_DATALOADER},
+        {LONG_NAME, SP_EVENT_OPERATOR},
+        {LONG_NAME, SP_EVENT_USER_DEFINED},
+        {LONG_NAME, SP_EVENT_OPERATOR_INNER},
+        {LONG_NAME, SP_EVENT_OPERATOR},
+        {"relu", SP_EVENT_OPERATOR},
+        {"relu", SP_EVENT_OPERATOR_INNER},
+        {"relu", SP_EVENT_OPERATOR},
+    };
+    sp_thread_info t;
+    CHECK_OK(sp_result_thread(r, 0, &t));
+    CHECK_EQ(sizeof want / sizeof *want, t.event_count);
+    for (size_t i = 0; i < t.event_count && i < sizeof want / sizeof *want; i++) {
+        sp_event_info e;
+        CHECK_OK(sp_result_event(r, 0, i, &e));
+        CHECK_STR_EQ(want[i].name, e.name);
+        CHECK_EQ(want[i].type, e.type);
+    }
+    sp_result_release(r);
+}
+
 int main(void)
 {
     RUN_TEST(test_kineto_names_give_types);
+    RUN_TEST(test_kineto_repeated_names_keep_their_types);
     return TEST_SUMMARY();
 }
