@@ -17,6 +17,7 @@ struct sp__span_job {
     sp__span_end end;
     sp_result *result; /* set by the writer thread; NULL if the span was lost */
     char error[512];   /* why it was lost */
+    uint64_t stop_ticks; /* the hold on the buffers (sp__record_hold) */
     uint64_t ticket;
     struct sp__span_job *next;
 };
@@ -37,6 +38,7 @@ static sp_status run_collect(void *ctx)
     sp__span_job *j = ctx;
     if (sp__span_collect_hook) sp__span_collect_hook();
     sp_status s = sp__collect_span_build(&j->end, &j->result);
+    sp__record_unhold(j->stop_ticks);
     if (s == SP_OK) return SP_OK;
     j->result = NULL;
     snprintf(j->error, sizeof j->error, "%s", sp_last_error());
@@ -50,8 +52,11 @@ sp_status sp__span_queue_collect(sp__span_queue *q, sp__writer *w, sp__span_end 
     if (!j) return sp__fail(SP_ENOMEM, "out of memory queueing the span's collection");
     atomic_init(&j->refs, 2); /* the queue's and the writer's */
     j->end = *e;
+    j->stop_ticks = e->stop.ticks;
+    sp__record_hold(j->stop_ticks);
     sp_status s = sp__writer_call(w, run_collect, job_release, j, &j->ticket);
     if (s != SP_OK) {
+        sp__record_unhold(j->stop_ticks);
         sp__free(j); /* e still owns its parts */
         return s;
     }

@@ -195,6 +195,13 @@ void sp__record_set_cap(size_t cap_bytes);
  * default) or overwrite the oldest chunk of events over all threads (1). */
 void sp__record_set_overwrite(int on);
 
+/* A span's records up to `ticks` await a drain queued on another thread:
+ * until sp__record_unhold(ticks), the overwrite policy takes no chunk begun
+ * by then (ring.c), so that span stays whole and the new events are dropped
+ * and counted instead. Holds nest by time: a later hold covers an earlier. */
+void sp__record_hold(uint64_t ticks);
+void sp__record_unhold(uint64_t ticks);
+
 /* Turns recording of sp_memory_event calls on or off (profile_memory). */
 void sp__record_set_memory(int on);
 

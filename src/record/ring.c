@@ -34,8 +34,18 @@ _Static_assert((16384 - sizeof(sp__chunk)) / sizeof(sp__word) >=
                "the smallest chunk must hold the largest event and the end reserve");
 
 static _Atomic int overwrite;
+/* The stop tick of the newest span awaiting its drain, 0 for none. */
+static _Atomic uint64_t held_until;
 
 void sp__record_set_overwrite(int on) { atomic_store_explicit(&overwrite, on != 0, memory_order_relaxed); }
+
+void sp__record_hold(uint64_t ticks) { atomic_store_explicit(&held_until, ticks, memory_order_release); }
+
+void sp__record_unhold(uint64_t ticks)
+{
+    uint64_t expected = ticks;
+    atomic_compare_exchange_strong(&held_until, &expected, 0);
+}
 
 int sp__ring_on(void) { return atomic_load_explicit(&overwrite, memory_order_relaxed); }
 
@@ -51,6 +61,8 @@ static sp__chunk *reusable_chunk(sp__tbuf *tb, sp__chunk **stub)
         c = atomic_load_explicit(&c->next, memory_order_acquire);
     }
     if (!c || c->bytes == 0) return NULL;
+    if (c->start_ticks <= atomic_load_explicit(&held_until, memory_order_acquire))
+        return NULL; /* it may hold records of a span awaiting its drain */
     if (atomic_load_explicit(&c->next, memory_order_acquire)) return c;
     return atomic_load_explicit(&tb->exited, memory_order_acquire) ? c : NULL;
 }

@@ -131,17 +131,19 @@ static void test_span_jobs_next_span_records_while_the_last_is_collected(void)
     sp_profiler_destroy(p);
 }
 
-static void test_span_jobs_the_cap_covers_both_spans(void)
+/* The next span records into what the cap leaves while the last one
+ * waits: its excess is dropped (or, with overwrite_oldest, its own oldest
+ * records overwritten) and counted, the last one stays whole, and the
+ * buffers never pass the cap. */
+static void cap_covers_both_spans(int overwrite_oldest)
 {
-    /* The next span records into what the cap leaves while the last one
-     * waits: its excess is dropped and counted, the last one stays whole,
-     * and the buffers never pass the cap. */
     int calls = 0;
     sp_options o;
     sp_options_init(&o);
     CHECK_OK(sp_scheduler_make(&o.scheduler, 0, 0, 1, 2, 0));
     o.on_trace_ready = (sp_trace_handler){count_ready, &calls, NULL};
     o.buffer_cap_bytes = (size_t)2 << 20;
+    o.overwrite_oldest = overwrite_oldest;
     sp_profiler *p = NULL;
     CHECK_OK(sp_profiler_create(&o, &p));
     CHECK_OK(sp_profiler_start(p));
@@ -163,6 +165,13 @@ static void test_span_jobs_the_cap_covers_both_spans(void)
     sp_result_release(first);
     CHECK_OK(sp_profiler_stop(p));
     sp_profiler_destroy(p);
+}
+
+static void test_span_jobs_the_cap_covers_both_spans(void) { cap_covers_both_spans(0); }
+
+static void test_span_jobs_overwrite_spares_the_span_awaiting_its_drain(void)
+{
+    cap_covers_both_spans(1);
 }
 
 static void test_span_jobs_discards_and_trims_queue_behind_the_collection(void)
@@ -263,6 +272,7 @@ int main(void)
     sp__span_collect_hook = hold;
     RUN_TEST(test_span_jobs_next_span_records_while_the_last_is_collected);
     RUN_TEST(test_span_jobs_the_cap_covers_both_spans);
+    RUN_TEST(test_span_jobs_overwrite_spares_the_span_awaiting_its_drain);
     RUN_TEST(test_span_jobs_discards_and_trims_queue_behind_the_collection);
     RUN_TEST(test_span_jobs_next_owner_waits_for_the_last_collection);
     RUN_TEST(test_span_jobs_export_of_a_span_being_collected);
