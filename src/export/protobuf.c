@@ -18,6 +18,7 @@
  * ids, so any order is read alike. Every field paddle declares required is
  * written, stepprof's additions only when they differ from the default. */
 #include "export.h"
+#include "out_behind.h"
 #include "occupancy.h"
 #include "protobuf.h"
 
@@ -755,6 +756,7 @@ sp_status sp__export_protobuf_ranks(const sp_result *const *rs, size_t n, const 
     sp__out *out;
     sp_status s = sp__out_open(&out, path, 0);
     if (s != SP_OK) return s;
+    sp__out_write_behind(out);
     sp__buf *b = sp__out_buf(out);
     put_varint(b, (uint64_t)SP__PB_TREES_STEPPROF_BEGIN << 3);
     put_varint(b, 1);
@@ -799,6 +801,7 @@ sp_status sp__export_protobuf(const sp_result *r, const char *path)
     writer_init_node(&w);
     sp_status s = sp__out_open(&w.out, path, 0);
     if (s != SP_OK) return s;
+    sp__out_write_behind(w.out);
     w.b = sp__out_buf(w.out);
     /* The truncation guard (nodetree.proto): begin first, end last. */
     put_varint(w.b, (uint64_t)SP__PB_TREES_STEPPROF_BEGIN << 3);
