@@ -227,7 +227,8 @@ static void *behind_main(void *arg)
     sp__out *o = arg;
     pthread_mutex_lock(&o->lock);
     for (;;) {
-        while (!o->busy && !o->stop) pthread_cond_wait(&o->cond, &o->lock);
+        while (!o->busy && !o->stop)
+            pthread_cond_wait(&o->cond, &o->lock);
         if (!o->busy) break;
         pthread_mutex_unlock(&o->lock);
         int err = o->thread_errno ? 0 : write_fd(o->fd, o->spare.data, o->spare.len);
@@ -248,7 +249,8 @@ static void behind_wait(sp__out *o)
 {
     if (!o->behind_running) return;
     pthread_mutex_lock(&o->lock);
-    while (o->busy) pthread_cond_wait(&o->cond, &o->lock);
+    while (o->busy)
+        pthread_cond_wait(&o->cond, &o->lock);
     pthread_mutex_unlock(&o->lock);
     if (o->thread_errno && !o->failed) {
         o->failed = 1;

@@ -18,8 +18,8 @@
  * ids, so any order is read alike. Every field paddle declares required is
  * written, stepprof's additions only when they differ from the default. */
 #include "export.h"
-#include "out_behind.h"
 #include "occupancy.h"
+#include "out_behind.h"
 #include "protobuf.h"
 
 #include <stdlib.h>

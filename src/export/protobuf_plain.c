@@ -39,7 +39,7 @@ static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
 }
 
 /* The flags paddle's reader has no field for, kept as stepprof_flags. */
-#define KEPT_FLAGS \
+#define KEPT_FLAGS                                                                                 \
     (SP_EVENT_FLAG_INSTANT | SP_EVENT_FLAG_COUNTER | SP_EVENT_FLAG_UNCLOSED | SP_EVENT_FLAG_SAMPLES)
 
 int sp__pb_plain_init(sp__pb_plain *c, const sp_result *r, const sp__thread *t, uint64_t tid)
@@ -75,7 +75,8 @@ void sp__pb_plain_fini(sp__pb_plain *c)
 static inline uint8_t *put_name(uint8_t *p, const char *s, size_t n, int src_padded)
 {
     if (src_padded) {
-        for (size_t i = 0; i < n; i += 16) memcpy(p + i, s + i, 16);
+        for (size_t i = 0; i < n; i += 16)
+            memcpy(p + i, s + i, 16);
     } else {
         memcpy(p, s, n);
     }
@@ -155,7 +156,8 @@ size_t sp__pb_plain_pack(const sp__pb_plain *c, size_t k, size_t end, uint8_t **
             memcpy(&bits, &e->value, sizeof bits);
             *p++ = 0xa9;
             *p++ = 0x06;
-            for (int i = 0; i < 8; i++) *p++ = (uint8_t)(bits >> (8 * i));
+            for (int i = 0; i < 8; i++)
+                *p++ = (uint8_t)(bits >> (8 * i));
         }
         if (exact_type) { /* stepprof_type, field 102 */
             *p++ = 0xb0;

@@ -18,7 +18,8 @@ static const uint64_t edges[] = {
 
 /* The entry (field 2 of ThreadNodeTreeProto) for event k - 1, as the writer
  * builds it through the message structs. */
-static size_t reference(const sp_result *r, const sp__event *e, size_t k, uint64_t tid, uint8_t *out)
+static size_t reference(const sp_result *r, const sp__event *e, size_t k, uint64_t tid,
+                        uint8_t *out)
 {
     sp__pb_host_node node = PADDLE__PLATFORM__HOST_TRACE_EVENT_NODE_PROTO__INIT;
     sp__pb_host h = PADDLE__PLATFORM__HOST_TRACE_EVENT_PROTO__INIT;
@@ -47,7 +48,7 @@ static size_t reference(const sp_result *r, const sp__event *e, size_t k, uint64
     size_t n = sp__pb_host_node_size(&node);
     uint8_t *p = out;
     *p++ = SP__PB_THREAD_HOST_NODES << 3 | 2;
-    for (size_t v = n; ; v >>= 7) {
+    for (size_t v = n;; v >>= 7) {
         *p++ = (uint8_t)(v >= 0x80 ? (v & 0x7f) | 0x80 : v);
         if (v < 0x80) break;
     }
@@ -132,7 +133,8 @@ static void test_plain_nodes_equal_the_writers(void)
         size_t got_len = (size_t)(p - got);
         CHECK_EQ(want_len, got_len);
         size_t at = 0;
-        while (at < want_len && at < got_len && want[at] == got[at]) at++;
+        while (at < want_len && at < got_len && want[at] == got[at])
+            at++;
         if (at < want_len) CHECK_FAIL_("pid %d: first difference at byte %zu", (int)pids[pi], at);
         compared += EVENTS;
         sp__pb_plain_fini(&c);
