@@ -19,6 +19,7 @@
  * written, stepprof's additions only when they differ from the default. */
 #include "export.h"
 #include "occupancy.h"
+#include "out_behind.h"
 #include "protobuf.h"
 
 #include <stdlib.h>
@@ -422,17 +423,18 @@ static size_t size_nodes(writer *w, size_t nodes)
     return total;
 }
 
-/* Writes the nodes that size_nodes measured; returns the bytes written, or
- * SIZE_MAX on failure. Each node is packed behind a one-byte length and
- * moved on when it turns out longer, which costs less than sizing it again. */
 /* What a host node without children takes beyond its name's bytes: ids,
  * times, pid, tid, type, flags and value with their keys, two lengths. */
 #define CHILDLESS_NODE_FIXED 128
 
-static size_t write_nodes(writer *w, size_t nodes)
+/* Writes nodes from .. to - 1 (those size_nodes measured, where it ran);
+ * returns the bytes written, or SIZE_MAX on failure. Each node is packed
+ * behind a one-byte length and moved on when it turns out longer, which
+ * costs less than sizing it again. */
+static size_t write_nodes(writer *w, size_t from, size_t to)
 {
     size_t total = 0;
-    for (size_t k = 0; k < nodes; k++) {
+    for (size_t k = from; k < to; k++) {
         if (fill_node(w, k) != 0) return SIZE_MAX;
         /* Unsized (one pass): a childless node's bound from its name. */
         size_t room = w->node_max ? w->node_max : strlen(w->host.name) + CHILDLESS_NODE_FIXED;
@@ -446,6 +448,44 @@ static size_t write_nodes(writer *w, size_t nodes)
         total += head + n;
         sp__out_maybe_flush(w->out);
     }
+    return total;
+}
+
+/* The buffer room one call of sp__pb_plain_pack fills, so that the output
+ * goes to the file in writes of about FLUSH_BYTES (out.c), as the floor's. */
+#define PLAIN_CHUNK ((size_t)1 << 18)
+
+/* The nodes of a thread without child records: the root, and any node
+ * whose name is too long for protobuf_plain.c, through fill_node; every
+ * other straight from its event. Returns the bytes written, or SIZE_MAX. */
+static size_t write_plain_nodes(writer *w, size_t nodes)
+{
+    size_t total = write_nodes(w, 0, 1);
+    if (total == SIZE_MAX || nodes < 2) return total;
+    sp__pb_plain c;
+    if (sp__pb_plain_init(&c, w->r, w->t, w->tid) != 0) return SIZE_MAX;
+    for (size_t k = 1; k < nodes;) {
+        if (sp__buf_reserve(w->b, PLAIN_CHUNK) != 0) {
+            total = SIZE_MAX;
+            break;
+        }
+        uint8_t *start = (uint8_t *)w->b->data + w->b->len, *p = start;
+        size_t next = sp__pb_plain_pack(&c, k, nodes, &p, start + PLAIN_CHUNK);
+        w->b->len += (size_t)(p - start);
+        total += (size_t)(p - start);
+        if (next == k) { /* a name too long for the chunk's bound */
+            size_t n = write_nodes(w, k, k + 1);
+            if (n == SIZE_MAX) {
+                total = SIZE_MAX;
+                break;
+            }
+            total += n;
+            next = k + 1;
+        }
+        k = next;
+        sp__out_maybe_flush(w->out);
+    }
+    sp__pb_plain_fini(&c);
     return total;
 }
 
@@ -485,7 +525,7 @@ static int put_thread_one_pass(writer *w, const sp__pb_thread *head, size_t head
     sp__buf_append(w->b, "\x80\x80\x80\x80\x00", 5);
     put_message(w, &head->base, head_size);
     w->node_max = 0;
-    size_t body = write_nodes(w, nodes);
+    size_t body = write_plain_nodes(w, nodes);
     if (body == SIZE_MAX || w->b->failed) return -1;
     uint64_t len = head_size + body;
     if (len >> 35) return -1;
@@ -545,7 +585,7 @@ static int put_thread(writer *w, const sp__thread *t, uint64_t tid)
     put_varint(w->b, head_size + body);
     put_message(w, &head.base, head_size);
     /* The passes build the same nodes; a difference would corrupt the file. */
-    if (write_nodes(w, events + 1) != body) return -1;
+    if (write_nodes(w, 0, events + 1) != body) return -1;
     free_index(&w->runtimes);
     free_index(&w->mems);
     free_index(&w->ops);
@@ -716,6 +756,7 @@ sp_status sp__export_protobuf_ranks(const sp_result *const *rs, size_t n, const 
     sp__out *out;
     sp_status s = sp__out_open(&out, path, 0);
     if (s != SP_OK) return s;
+    sp__out_write_behind(out);
     sp__buf *b = sp__out_buf(out);
     put_varint(b, (uint64_t)SP__PB_TREES_STEPPROF_BEGIN << 3);
     put_varint(b, 1);
@@ -760,6 +801,7 @@ sp_status sp__export_protobuf(const sp_result *r, const char *path)
     writer_init_node(&w);
     sp_status s = sp__out_open(&w.out, path, 0);
     if (s != SP_OK) return s;
+    sp__out_write_behind(w.out);
     w.b = sp__out_buf(w.out);
     /* The truncation guard (nodetree.proto): begin first, end last. */
     put_varint(w.b, (uint64_t)SP__PB_TREES_STEPPROF_BEGIN << 3);

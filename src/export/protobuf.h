@@ -76,6 +76,30 @@ int sp__pb_fill_dist(sp__pb_scratch *s, const sp_result *r, sp__pb_trees *m);
 size_t sp__pb_host_node_size(const sp__pb_host_node *n);
 size_t sp__pb_host_node_pack(const sp__pb_host_node *n, uint8_t *out);
 
+/* Host nodes without children packed straight from a thread's events
+ * (protobuf_plain.c), the same bytes as sp__pb_host_node_pack's of the node
+ * the writer builds for them. Names longer than SP__PB_PLAIN_NAME_MAX go
+ * through the writer's own path. */
+#define SP__PB_PLAIN_NAME_MAX 4096
+/* The most bytes a node takes beyond its name and 16 bytes of padding. */
+#define SP__PB_PLAIN_FIXED 160
+typedef struct sp__pb_plain {
+    const sp__event *events;
+    const sp__names *names;
+    uint32_t *name_lens; /* per name id; SP__PB_PLAIN_NAME_MAX + 1 when longer */
+    uint8_t tail[24];    /* process_id and thread_id with their keys */
+    size_t tail_len;
+} sp__pb_plain;
+int sp__pb_plain_init(sp__pb_plain *c, const sp_result *r, const sp__thread *t, uint64_t tid);
+void sp__pb_plain_fini(sp__pb_plain *c);
+/* Packs nodes k .. end - 1 (node k is event k - 1; k >= 1) as field 2
+ * entries of ThreadNodeTreeProto at *at, each while SP__PB_PLAIN_NAME_MAX
+ * + 16 + SP__PB_PLAIN_FIXED bytes are left before limit; moves *at past
+ * them and returns the first node not packed: end, one whose room ran
+ * out, or one whose name is too long. */
+size_t sp__pb_plain_pack(const sp__pb_plain *c, size_t k, size_t end, uint8_t **at,
+                         const uint8_t *limit);
+
 /* Writes r to path as NodeTreesProto; the file appears whole or not at all. */
 sp_status sp__export_protobuf(const sp_result *r, const char *path);
 

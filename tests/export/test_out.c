@@ -6,9 +6,13 @@
  * sp__mkdirs says why a directory could not be made. A gzip output of
  * several flushes is one gzip member (Perfetto reads no further) and reads
  * back through zlib's gzread, as the loader reads it, byte for byte; an
- * empty one is still a gzip file. */
+ * empty one is still a gzip file. With write-behind (a thread writes full
+ * buffers), a file of many flushes reads back byte for byte, patches land
+ * whether their bytes are long written, being written or still buffered,
+ * and an abort leaves nothing behind. */
 #include "check.h"
 #include "export.h"
+#include "out_behind.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -216,6 +220,75 @@ static void test_out_gzip_reads_back_across_flushes(void)
     free(got);
 }
 
+static void test_out_write_behind_reads_back_and_patches(void)
+{
+    char path[64];
+    snprintf(path, sizeof path, "%s/behind.pb", dir);
+    size_t total = (size_t)5 << 20, done = 0; /* five flushes and a remainder */
+    char *want = malloc(total + 4096), *got = malloc(total + 8192);
+    CHECK(want && got);
+    if (!want || !got) goto out;
+    sp__out *o = NULL;
+    CHECK_EQ(sp__out_open(&o, path, 0), SP_OK);
+    sp__out_write_behind(o);
+    uint64_t early = 0, late = 0;
+    for (unsigned i = 0; done < total; i++) {
+        char line[64];
+        int n = snprintf(line, sizeof line, "record %u of the file\n", i * 2654435761u);
+        memcpy(want + done, line, (size_t)n);
+        done += (size_t)n;
+        sp__buf_append(sp__out_buf(o), line, (size_t)n);
+        uint64_t before = sp__out_tell(o);
+        sp__out_maybe_flush(o);
+        CHECK_EQ(sp__out_tell(o), before); /* a flush moves nothing */
+        if (i == 10) early = done - 4;
+        if (done > ((size_t)3 << 20) && !late && sp__out_buf(o)->len == 0) {
+            /* just handed to the thread, perhaps being written now */
+            late = done - 8;
+            CHECK_EQ(sp__out_patch(o, late, "LATE", 4), 0);
+            CHECK_EQ(sp__out_patch(o, early, "EARL", 4), 0); /* long written */
+            memcpy(want + late, "LATE", 4);
+            memcpy(want + early, "EARL", 4);
+        } else if (late && done - late > 4096 && done - late < 4200) {
+            CHECK_EQ(sp__out_patch(o, done - 2, "!!", 2), 0); /* still buffered */
+            memcpy(want + done - 2, "!!", 2);
+        }
+    }
+    CHECK(late > 0);
+    CHECK_EQ(sp__out_commit(o), SP_OK);
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(got, 1, total + 8192, f) : 0;
+    if (f) fclose(f);
+    CHECK_EQ(n, done);
+    CHECK(n == done && memcmp(want, got, done) == 0);
+    unlink(path);
+    CHECK_EQ(entries(), 0);
+
+    /* An abort after the thread has started leaves no file. */
+    CHECK_EQ(sp__out_open(&o, path, 0), SP_OK);
+    sp__out_write_behind(o);
+    for (int i = 0; i < 3; i++) {
+        sp__buf_append(sp__out_buf(o), want, (size_t)1 << 20);
+        sp__out_maybe_flush(o);
+    }
+    sp__out_abort(o);
+    CHECK_EQ(entries(), 0);
+
+    /* gzip output ignores it and stays one readable member. */
+    CHECK_EQ(sp__out_open(&o, path, 1), SP_OK);
+    sp__out_write_behind(o);
+    for (int i = 0; i < 3; i++) {
+        sp__buf_append(sp__out_buf(o), want, (size_t)1 << 20);
+        sp__out_maybe_flush(o);
+    }
+    CHECK_EQ(sp__out_commit(o), SP_OK);
+    CHECK_EQ(gunzip(path, got, total + 8192), 3L << 20);
+    unlink(path);
+out:
+    free(want);
+    free(got);
+}
+
 int main(void)
 {
     CHECK(mkdtemp(dir) != NULL);
@@ -224,6 +297,7 @@ int main(void)
     RUN_TEST(test_out_error_names_the_target);
     RUN_TEST(test_out_mkdirs_says_why);
     RUN_TEST(test_out_gzip_reads_back_across_flushes);
+    RUN_TEST(test_out_write_behind_reads_back_and_patches);
     rmdir(dir);
     return TEST_SUMMARY();
 }
