@@ -112,7 +112,7 @@ test-asan: asan
 # ThreadSanitizer, built with clang. Only these targets are built.
 TSAN_TESTS ?= record_test_record record_test_fork record_test_memory api_test_profiler \
 	api_test_timer_stack api_test_handlers api_test_misuse api_test_stream api_test_collect_hooks api_test_span_jobs sys_test_alloc load_test_roundtrip \
-	export_test_chrome_json record_test_cap_100m record_test_ring record_test_correlate \
+	export_test_chrome_json export_test_out record_test_cap_100m record_test_ring record_test_correlate \
 	record_test_reentry record_test_cap_ends record_test_stream \
 	$(if $(wildcard $(CUDA_HOME)/include/cupti.h /usr/local/cuda/include/cupti.h \
 		/usr/local/cuda/extras/CUPTI/include/cupti.h),gpu_live_gpu)

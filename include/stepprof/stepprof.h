@@ -540,7 +540,9 @@ typedef struct sp_options {
      * ranges stay nested; an end whose begin was overwritten is skipped
      * without counting as unmatched (in a crash dump it does count). A new
      * event is still dropped when no chunk can be reused: every thread's
-     * data is in the chunk it is writing, or the profiler is collecting. */
+     * data is in the chunk it is writing, the profiler is collecting, or
+     * the oldest chunks hold a span still awaiting its collection on the
+     * background thread (that span stays whole). */
     bool overwrite_oldest;
     /* Follows the spans, so that another tracer can run beside each one
      * (the Python package runs paddle's host tracer this way). Called with
