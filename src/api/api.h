@@ -66,6 +66,9 @@ sp_status sp__span_queue_collect(sp__span_queue *q, sp__writer *w, sp__span_end 
  * reference for the caller), or NULL if none was. */
 sp_result *sp__span_queue_adopt(sp__span_queue *q, sp__writer *w, int wait);
 int sp__span_queue_empty(const sp__span_queue *q);
+/* Queued spans, and the writer ticket of the oldest (0 when none). */
+size_t sp__span_queue_length(const sp__span_queue *q);
+uint64_t sp__span_queue_oldest_ticket(const sp__span_queue *q);
 /* Forgets the queued spans (once the writer is idle, or gone after fork). */
 void sp__span_queue_fini(sp__span_queue *q);
 /* Queues, behind its collection, an export of the newest queued span. */

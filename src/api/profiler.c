@@ -66,6 +66,10 @@ struct sp_profiler {
     char dist_backend[SP__DIST_BACKEND_MAX]; /* sp_profiler_set_dist_backend's, or "" */
 };
 
+/* Spans being collected on a profiler's writer thread at most: the step
+ * that would queue one more waits for the oldest. */
+#define SP__SPANS_IN_FLIGHT 2
+
 static pthread_mutex_t owner_lock = PTHREAD_MUTEX_INITIALIZER;
 static sp_profiler *owner;
 /* The writer, and the ticket on it, of the last job queued on any writer
@@ -471,6 +475,13 @@ static sp_status stop_with_result(sp_profiler *p, int queue)
     sp__collect_span_end(&e, &p->span_start, &meta, &p->external);
     if (queue && !p->opts.save_on_crash && !p->writer)
         (void)sp__writer_create(&p->writer, writer_log, p); /* else collected here */
+    /* Back-pressure: spans that end faster than they are collected wait
+     * here for the oldest, so the queue, and what its spans hold (external
+     * data, the records the cap keeps), stays bounded. */
+    while (queue && p->writer && sp__span_queue_length(&p->jobs) >= SP__SPANS_IN_FLIGHT) {
+        sp__writer_reached(p->writer, sp__span_queue_oldest_ticket(&p->jobs), 1);
+        adopt(p, 0);
+    }
     uint64_t ticket;
     if (queue && !p->opts.save_on_crash && p->writer &&
         sp__span_queue_collect(&p->jobs, p->writer, &e, &ticket) == SP_OK) {

@@ -87,6 +87,15 @@ sp_result *sp__span_queue_adopt(sp__span_queue *q, sp__writer *w, int wait)
 
 int sp__span_queue_empty(const sp__span_queue *q) { return q->head == NULL; }
 
+size_t sp__span_queue_length(const sp__span_queue *q)
+{
+    size_t n = 0;
+    for (const sp__span_job *j = q->head; j; j = j->next) n++;
+    return n;
+}
+
+uint64_t sp__span_queue_oldest_ticket(const sp__span_queue *q) { return q->head ? q->head->ticket : 0; }
+
 void sp__span_queue_fini(sp__span_queue *q)
 {
     while (q->head) {

@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -233,6 +234,44 @@ static void test_span_jobs_next_owner_waits_for_the_last_collection(void)
     sp_profiler_destroy(a);
 }
 
+static _Atomic int let_go_done;
+
+static void *let_go_later(void *arg)
+{
+    (void)arg;
+    usleep(200 * 1000);
+    atomic_store(&let_go_done, 1);
+    let_go();
+    return NULL;
+}
+
+static void test_span_jobs_at_most_two_spans_in_flight(void)
+{
+    /* Every step ends a span. With the first collection held, the second
+     * span queues behind it, and the step that ends a third waits for the
+     * first: it can return only after the collection was let go. */
+    int calls = 0;
+    sp_profiler *p = make(0, 0, 1, 0, &calls);
+    CHECK_OK(sp_profiler_start(p));
+    record("one", 10);
+    hold_next = 1;
+    CHECK_OK(sp_profiler_step(p, 1));
+    expect_held();
+    record("two", 10);
+    CHECK_OK(sp_profiler_step(p, 1)); /* queued behind the held one */
+    CHECK_EQ(0, atomic_load(&let_go_done));
+    record("three", 10);
+    pthread_t t;
+    CHECK_EQ(0, pthread_create(&t, NULL, let_go_later, NULL));
+    CHECK_OK(sp_profiler_step(p, 1)); /* waits for the first */
+    CHECK_EQ(1, atomic_load(&let_go_done));
+    pthread_join(t, NULL);
+    CHECK_EQ(3, calls);
+    CHECK_EQ(10, count_named(sp_profiler_result(p), "three"));
+    CHECK_OK(sp_profiler_stop(p));
+    sp_profiler_destroy(p);
+}
+
 static void test_span_jobs_export_of_a_span_being_collected(void)
 {
     /* The built-in handler queues its export behind the collection: the
@@ -275,6 +314,7 @@ int main(void)
     RUN_TEST(test_span_jobs_overwrite_spares_the_span_awaiting_its_drain);
     RUN_TEST(test_span_jobs_discards_and_trims_queue_behind_the_collection);
     RUN_TEST(test_span_jobs_next_owner_waits_for_the_last_collection);
+    RUN_TEST(test_span_jobs_at_most_two_spans_in_flight);
     RUN_TEST(test_span_jobs_export_of_a_span_being_collected);
     return TEST_SUMMARY();
 }
