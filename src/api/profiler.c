@@ -473,18 +473,19 @@ static sp_status stop_with_result(sp_profiler *p, int queue)
     p->trace_path = NULL;
     sp__span_end e;
     sp__collect_span_end(&e, &p->span_start, &meta, &p->external);
-    if (queue && !p->opts.save_on_crash && !p->writer)
+    queue = queue && !p->opts.save_on_crash;
+    if (queue && !p->writer)
         (void)sp__writer_create(&p->writer, writer_log, p); /* else collected here */
+    queue = queue && p->writer;
     /* Back-pressure: spans that end faster than they are collected wait
      * here for the oldest, so the queue, and what its spans hold (external
      * data, the records the cap keeps), stays bounded. */
-    while (queue && p->writer && sp__span_queue_length(&p->jobs) >= SP__SPANS_IN_FLIGHT) {
+    while (queue && sp__span_queue_length(&p->jobs) >= SP__SPANS_IN_FLIGHT) {
         sp__writer_reached(p->writer, sp__span_queue_oldest_ticket(&p->jobs), 1);
         adopt(p, 0);
     }
     uint64_t ticket;
-    if (queue && !p->opts.save_on_crash && p->writer &&
-        sp__span_queue_collect(&p->jobs, p->writer, &e, &ticket) == SP_OK) {
+    if (queue && sp__span_queue_collect(&p->jobs, p->writer, &e, &ticket) == SP_OK) {
         note_records_job(p, ticket);
         return SP_OK;
     }

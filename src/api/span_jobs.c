@@ -162,7 +162,7 @@ typedef struct records_job {
 static sp_status run_records(void *ctx)
 {
     records_job *r = ctx;
-    sp__record_discard_before(r->ticks, r->has_counts ? &r->counts : NULL);
+    sp__record_drain_marked(r->ticks, r->has_counts ? &r->counts : NULL, NULL, NULL);
     if (r->trim) sp__record_trim();
     return SP_OK;
 }

@@ -212,13 +212,7 @@ void sp__record_set_active(int active);
  * buffers drained now. */
 void sp__record_discard(void);
 
-/* Drops every thread's records written at or before `ticks`, keeping later
- * ones, and the drops counted up to `marks` (sp__record_mark_counts; may be
- * NULL: up to now): a discard asked for at `ticks` and run later, in order
- * behind a collection, while the next span records (the caller marks the
- * drain). */
-struct sp__count_marks;
-void sp__record_discard_before(uint64_t ticks, const struct sp__count_marks *marks);
+
 
 /* Hands each thread's unread records written at or before end_ticks to fn
  * (marking no drain: the caller does, sp__record_mark_drained),
@@ -243,7 +237,10 @@ typedef struct sp__count_marks {
  * 0, or -1 when out of memory (the drain then counts up to its own time). */
 int sp__record_mark_counts(sp__count_marks *out);
 void sp__count_marks_free(sp__count_marks *m);
-/* sp__record_drain with the counts of marks (may be NULL: counts now). */
+/* sp__record_drain with the counts of marks (may be NULL: counts now).
+ * With fn NULL, a discard of what was written up to end_ticks, asked for
+ * then and run later, behind a collection, while the next span records
+ * (the caller marks the drain when it asks). */
 void sp__record_drain_marked(uint64_t end_ticks, const sp__count_marks *marks, sp__drain_fn fn,
                              void *ctx);
 

@@ -269,11 +269,6 @@ void sp__record_discard(void)
     sp__record_drain(UINT64_MAX, NULL, NULL, NULL, NULL);
 }
 
-void sp__record_discard_before(uint64_t ticks, const sp__count_marks *marks)
-{
-    drain(ticks, marks, NULL, NULL, NULL, NULL);
-}
-
 void sp__threads_lock(void) { lock_registry(); }
 
 void sp__threads_unlock(void) { unlock_registry(); }

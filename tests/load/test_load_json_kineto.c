@@ -26,17 +26,25 @@ static const char trace[] =
     "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"gloo:all_reduce\", \"pid\": 7, \"tid\": 7, \"ts\": 1075.0, \"dur\": 1.0, \"args\": {\"Event Type\": \"UserDefined\"}}\n"
     "]}\n";
 
-static void test_kineto_names_give_types(void)
+/* Loads text (len bytes) through a temporary file; NULL (the check
+ * failed) when it cannot. */
+static sp_result *load_text(const char *text, size_t len)
 {
     char path[] = "/tmp/sp_kineto_XXXXXX";
     int fd = mkstemp(path);
     CHECK(fd >= 0);
-    if (fd < 0) return;
-    CHECK_EQ((long)sizeof trace - 1, (long)write(fd, trace, sizeof trace - 1));
+    if (fd < 0) return NULL;
+    CHECK_EQ((long)len, (long)write(fd, text, len));
     close(fd);
     sp_result *r = NULL;
     CHECK_OK(sp_result_load(path, NULL, &r));
     unlink(path);
+    return r;
+}
+
+static void test_kineto_names_give_types(void)
+{
+    sp_result *r = load_text(trace, sizeof trace - 1);
     if (!r) return;
     CHECK_EQ(1, sp_result_thread_count(r));
     static const struct {
@@ -99,15 +107,7 @@ static const char repeated[] =
 
 static void test_kineto_repeated_names_keep_their_types(void)
 {
-    char path[] = "/tmp/sp_kineto_rep_XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    if (fd < 0) return;
-    CHECK_EQ((long)sizeof repeated - 1, (long)write(fd, repeated, sizeof repeated - 1));
-    close(fd);
-    sp_result *r = NULL;
-    CHECK_OK(sp_result_load(path, NULL, &r));
-    unlink(path);
+    sp_result *r = load_text(repeated, sizeof repeated - 1);
     if (!r) return;
     static const struct {
         const char *name;
